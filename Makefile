@@ -1,0 +1,37 @@
+# Two commands for a reader:  `make book`  and  `make test`.
+# Both create the virtual environment .venv on first use (only python3 >= 3.10 is needed).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+# -W: warnings are errors; -n: nitpicky cross-references; --keep-going: report them all.
+# A failing notebook cell only warns in a plain build, so -W is what makes it fail.
+JBFLAGS ?= -W -n --keep-going
+
+.PHONY: book test test-fast bench data clean env
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+book: $(VENV)/.installed
+	$(BIN)/jupyter-book build . $(JBFLAGS)
+	@echo
+	@echo "The book is at: file://$(CURDIR)/_build/html/index.html"
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=600
+
+test-fast: $(VENV)/.installed
+	$(BIN)/python -m pytest tests -m "not slow"
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/bench_solvers.py
+	$(BIN)/python bench/bench_theory.py
+
+clean:
+	rm -rf _build
