@@ -15,7 +15,6 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
 book: $(VENV)/.installed
@@ -32,6 +31,11 @@ test-fast: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python bench/bench_solvers.py
 	$(BIN)/python bench/bench_theory.py
+
+# Large-d simulation tables data/finite_size_*.csv/.json (about 2-3 hours on 2 cores;
+# resumes where an interrupted run stopped). See data/README.md.
+data: $(VENV)/.installed
+	$(BIN)/python scripts/make_finite_size.py
 
 clean:
 	rm -rf _build

@@ -1,0 +1,295 @@
+"""Two reference predictors for in-context learning: Bayes ridge and dMMSE.
+
+Both look at one context (tokens ``X``, labels ``y``) and a query token ``x_query``
+and predict its label (THEORY.md section 7):
+
+- :func:`bayes_ridge_predict`, ``y_hat = x_query^T (X^T X + rho I)^{-1} X^T y``: the
+  Bayes-optimal (posterior-mean) predictor for the linear teacher when the task has the
+  Gaussian prior ``w ~ N(0, I_d)``, i.e. the **generalizing** solution;
+- :func:`dmmse_predict`, ``y_hat = sum_j pi_j f(x_query^T w_j)`` with posterior weights
+  ``pi_j`` over a finite task set: the Bayes-optimal predictor when the task is one of
+  ``w_1, ..., w_k``, i.e. the **memorizing** solution.
+
+Linear attention pretrained on ``k = kappa d`` tasks tracks dMMSE at small ``kappa`` and
+the ridge predictor at large ``kappa``. :func:`baseline_errors` measures their test
+errors by Monte Carlo.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+from scipy.special import softmax
+
+from lib._checks import as_rng, check_int, check_real
+from lib.samplers import (
+    BATCH_BYTES,
+    TeacherLike,
+    _apply_teacher,
+    _check_rho,
+    _check_tasks,
+    _resolve,
+    sample_contexts,
+)
+
+__all__ = ["bayes_ridge_predict", "dmmse_predict", "baseline_errors"]
+
+_BASELINES = ("bayes", "dmmse")
+_SETTINGS = ("idg", "icl")
+
+
+def _check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)`` and return float arrays."""
+    X = check_real("X", X)
+    y = check_real("y", y)
+    x_query = check_real("x_query", x_query)
+    if X.ndim != 3 or min(X.shape) < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    n, ell, d = X.shape
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    if x_query.shape != (n, d):
+        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
+    return X, y, x_query
+
+
+def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
+    """Ridge (Bayes posterior-mean) prediction of the query label of each context.
+
+    .. math::
+
+        \\hat y = x_{\\ell+1}^\\top (X^\\top X + \\rho I_d)^{-1} X^\\top y .
+
+    Why this is Bayes-optimal for the linear teacher: with ``y = X w + eps``,
+    ``eps ~ N(0, rho I_ell)`` and the prior ``w ~ N(0, I_d)``, the posterior of ``w`` is
+    Gaussian with mean ``(X^T X / rho + I)^{-1} X^T y / rho = (X^T X + rho I)^{-1} X^T y``.
+    The ridge strength is exactly ``rho``, whatever the token scale: the tokens'
+    ``1/d`` variance only enters through ``X`` itself. The prior ``N(0, I_d)`` has the same
+    mean and covariance ``E[w w^T] = I_d`` as the book's uniform prior on the sphere of
+    radius ``sqrt(d)``; for the sphere the predictor is the best *linear* estimator and
+    Bayes-optimal as ``d -> infinity``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+        Context tokens of ``n`` contexts.
+    y : array_like, shape (n, ell)
+        Context labels.
+    x_query : array_like, shape (n, d)
+        Query tokens.
+    rho : float
+        Noise variance (>= 0), used as the ridge strength. ``rho = 0`` is the limit
+        ``rho -> 0+``: the minimum-norm least-squares fit ``X^+ y`` (pseudo-inverse), which
+        interpolates the context when ``ell <= d``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Predictions.
+
+    Notes
+    -----
+    For ``ell < d`` the equivalent dual form ``X^T (X X^T + rho I_ell)^{-1} y`` is used, so
+    each context costs ``O(min(ell, d)^3 + ell d min(ell, d))``.
+
+    For a nonlinear teacher this is ridge regression of the raw labels on the tokens (no
+    intercept), *not* the Bayes predictor: it estimates the linear part ``a_1 z`` of ``f``
+    (``E[y x] = a_1 w / d``), while the mean ``a_0`` and the higher Hermite modes act on it
+    like extra label noise. It is the linear benchmark linear attention is compared with in
+    chapter 5; pass another ``rho`` (e.g. an effective noise level) to change its ridge.
+
+    Used in: chapter 3 (task diversity: the generalizing baseline), chapter 5 (nonlinear
+    teachers).
+    """
+    X, y, x_query = _check_contexts(X, y, x_query)
+    rho = _check_rho(rho)
+    n, ell, d = X.shape
+    if rho == 0.0:
+        w_hat = np.einsum("ndl,nl->nd", np.linalg.pinv(X), y)
+        return np.einsum("nd,nd->n", x_query, w_hat)
+    if ell >= d:
+        A = np.einsum("nli,nlj->nij", X, X)
+        A[:, np.arange(d), np.arange(d)] += rho
+        w_hat = np.linalg.solve(A, np.einsum("nld,nl->nd", X, y)[..., None])[..., 0]
+        return np.einsum("nd,nd->n", x_query, w_hat)
+    K = np.einsum("nid,njd->nij", X, X)
+    K[:, np.arange(ell), np.arange(ell)] += rho
+    c = np.linalg.solve(K, y[..., None])[..., 0]
+    return np.einsum("nl,nl->n", np.einsum("nld,nd->nl", X, x_query), c)
+
+
+def dmmse_predict(
+    X: Any, y: Any, x_query: Any, tasks: Any, teacher: TeacherLike = None, rho: float = 0.0
+) -> np.ndarray:
+    """Discrete minimum-mean-squared-error (dMMSE) prediction over a finite task set.
+
+    .. math::
+
+        \\hat y = \\sum_{j=1}^k \\pi_j\\, f(x_{\\ell+1}^\\top w_j), \\qquad
+        \\pi_j \\propto \\exp\\Big(-\\frac{1}{2\\rho} \\sum_{i=1}^{\\ell}
+        \\big(y_i - f(x_i^\\top w_j)\\big)^2\\Big).
+
+    This is the posterior mean of the query label when the task is uniform on the rows of
+    ``tasks`` and ``y_i = f(x_i^T w) + N(0, rho)``, for any teacher ``f``. The weights are
+    a softmax (``scipy.special.softmax``, which subtracts the maximum), so they never
+    overflow or underflow to 0/0.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+        Context tokens.
+    y : array_like, shape (n, ell)
+        Context labels.
+    x_query : array_like, shape (n, d)
+        Query tokens.
+    tasks : array_like, shape (k, d)
+        The task set (the prior).
+    teacher : None, str or callable
+        The link ``f`` (see :func:`lib.samplers.sample_labels`).
+    rho : float
+        Noise variance (>= 0). ``rho = 0`` is the limit ``rho -> 0+``: all the weight goes
+        to the task(s) with the smallest residual sum of squares (equal weights in case of
+        an exact tie, e.g. duplicated tasks). With noise-free labels this picks the true
+        task.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Predictions. With a single task, ``f(x_query^T w_1)``.
+
+    Notes
+    -----
+    Cost ``O(n ell k d)``; the contexts are processed in batches so that the temporary
+    ``(batch, ell, k)`` arrays stay below about 50 MB.
+
+    Used in: chapter 3 (task diversity: the memorizing baseline), chapter 5 (nonlinear
+    teachers).
+    """
+    X, y, x_query = _check_contexts(X, y, x_query)
+    n, ell, d = X.shape
+    tasks = _check_tasks(tasks, d)
+    if tasks is None:
+        raise ValueError("tasks must be a (k, d) array for dMMSE (the finite prior); got None")
+    rho = _check_rho(rho)
+    f = _resolve(teacher)
+    k = tasks.shape[0]
+    batch = max(1, BATCH_BYTES // (8 * 3 * (ell + 1) * k))
+    out = np.empty(n)
+    for start in range(0, n, batch):
+        sl = slice(start, min(n, start + batch))
+        fX = _apply_teacher(f, X[sl] @ tasks.T)  # (b, ell, k)
+        fX -= y[sl][..., None]
+        rss = np.einsum("blk,blk->bk", fX, fX)  # sum_i (y_i - f(x_i^T w_j))^2
+        if rho > 0.0:
+            pi = softmax(-rss / (2.0 * rho), axis=1)
+        else:
+            pi = (rss == rss.min(axis=1, keepdims=True)).astype(float)
+            pi /= pi.sum(axis=1, keepdims=True)
+        fq = _apply_teacher(f, x_query[sl] @ tasks.T)  # (b, k)
+        out[sl] = np.einsum("bk,bk->b", pi, fq)
+    return out
+
+
+def baseline_errors(
+    d: int,
+    alpha: float,
+    prior_tasks: Any,
+    rho: float,
+    teacher: TeacherLike = None,
+    *,
+    setting: str = "idg",
+    n_test: int = 10_000,
+    rng: Any = None,
+    which: Iterable[str] | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Monte Carlo test errors of the Bayes-ridge and dMMSE predictors.
+
+    Draws ``n_test`` fresh contexts of length ``ell = round(alpha d)`` and returns, for
+    each predictor, the mean squared error ``E (y_query - y_hat)^2`` and its standard
+    error. Both predictors are scored on the same contexts.
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    alpha : float
+        Context length per dimension (> 0); ``ell = round(alpha d)`` must be >= 1.
+    prior_tasks : array_like of shape (k, d), or None
+        The pretraining task set: dMMSE's prior, and (in the IDG setting) the source of
+        the test tasks. ``None`` means ``kappa = inf`` (no finite task set): then only
+        ``"bayes"`` is available and both settings draw fresh tasks.
+    rho : float
+        Label-noise variance (>= 0), also used by both predictors.
+    teacher : None, str or callable
+        The link ``f`` generating the labels (and used by dMMSE).
+    setting : {"idg", "icl"}
+        Where the test tasks come from: ``"idg"`` (in-distribution generalization) draws
+        each test context's task uniformly from ``prior_tasks``; ``"icl"`` draws a fresh
+        task on the sphere for every test context. dMMSE always uses ``prior_tasks`` as its
+        prior, so in the ICL setting it is the memorizing predictor evaluated off its prior.
+    n_test : int
+        Number of test contexts (>= 2).
+    rng : numpy.random.Generator, int or None
+        Random source.
+    which : iterable of {"bayes", "dmmse"}, optional
+        Predictors to score. Default: both, or only ``"bayes"`` when ``prior_tasks`` is None.
+
+    Returns
+    -------
+    dict
+        ``{name: (mean, stderr)}`` for each requested predictor.
+
+    Raises
+    ------
+    ValueError
+        For bad arguments, including ``"dmmse"`` requested with ``prior_tasks=None``.
+
+    Notes
+    -----
+    Check values: with a single task (or very few) and long contexts dMMSE identifies the
+    task and its error tends to ``rho``; the Bayes error of the linear teacher is at most
+    the least-squares error.
+
+    Used in: chapter 3 (task diversity: memorization vs generalization), chapter 5.
+    """
+    d = check_int("d", d, low=1)
+    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
+    ell = int(round(alpha * d))
+    if ell < 1:
+        raise ValueError(f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}")
+    prior_tasks = _check_tasks(prior_tasks, d)
+    rho = _check_rho(rho)
+    if not isinstance(setting, str) or setting not in _SETTINGS:
+        raise ValueError(f"setting must be one of {_SETTINGS}; got {setting!r}")
+    n_test = check_int("n_test", n_test, low=2)
+    if which is None:
+        which = _BASELINES if prior_tasks is not None else ("bayes",)
+    if isinstance(which, str):
+        which = (which,)
+    which = tuple(which)
+    for name in which:
+        if name not in _BASELINES:
+            raise ValueError(f"which must contain only names from {_BASELINES}; got {name!r}")
+    if not which:
+        raise ValueError("which must name at least one predictor; got an empty collection")
+    if "dmmse" in which and prior_tasks is None:
+        raise ValueError("which includes 'dmmse' but prior_tasks is None: dMMSE needs a finite task set")
+    f = _resolve(teacher)
+    rng = as_rng(rng)
+
+    test_tasks = prior_tasks if setting == "idg" else None
+    batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
+    sq = {name: np.empty(n_test) for name in which}
+    for start in range(0, n_test, batch):
+        sl = slice(start, min(n_test, start + batch))
+        ctx = sample_contexts(sl.stop - sl.start, d, ell, test_tasks, f, rho, rng)
+        for name in which:
+            if name == "bayes":
+                pred = bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho)
+            else:
+                pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, prior_tasks, f, rho)
+            sq[name][sl] = (ctx.y_query - pred) ** 2
+    return {
+        name: (float(err.mean()), float(err.std(ddof=1) / np.sqrt(n_test))) for name, err in sq.items()
+    }

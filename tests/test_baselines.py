@@ -1,0 +1,193 @@
+"""Tests for lib.baselines: Bayes ridge and dMMSE predictors and their Monte Carlo errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from lib.baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
+from lib.samplers import sample_contexts, sample_tasks
+
+
+def relu(z):
+    return np.maximum(z, 0.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Bayes ridge
+# ----------------------------------------------------------------------------------------
+
+
+@given(
+    n=st.integers(1, 3), ell=st.integers(1, 8), d=st.integers(1, 8),
+    rho=st.floats(1e-3, 10.0), seed=st.integers(0, 2**31),
+)
+@settings(max_examples=40, deadline=None)
+def test_bayes_ridge_matches_the_primal_formula(n, ell, d, rho, seed):
+    """Primal and dual forms agree with the textbook formula, context by context."""
+    rng = np.random.default_rng(seed)
+    X, y, xq = rng.normal(size=(n, ell, d)), rng.normal(size=(n, ell)), rng.normal(size=(n, d))
+    pred = bayes_ridge_predict(X, y, xq, rho)
+    expected = [xq[m] @ np.linalg.inv(X[m].T @ X[m] + rho * np.eye(d)) @ X[m].T @ y[m] for m in range(n)]
+    assert_allclose(pred, expected, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("ell,d", [(3, 5), (8, 4)])
+def test_bayes_ridge_is_the_gaussian_posterior_mean(ell, d):
+    """Condition the joint Gaussian (w, y) with w ~ N(0, I), y = X w + N(0, rho I)."""
+    rng = np.random.default_rng(0)
+    rho = 0.3
+    ctx = sample_contexts(2, d, ell, None, None, rho, rng=rng)
+    pred = bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho)
+    for m in range(2):
+        X = ctx.X[m]
+        cov_wy, cov_yy = X.T, X @ X.T + rho * np.eye(ell)
+        post_mean = cov_wy @ np.linalg.solve(cov_yy, ctx.y[m])
+        assert_allclose(pred[m], ctx.x_query[m] @ post_mean, rtol=1e-10)
+
+
+@pytest.mark.parametrize("ell,d", [(3, 5), (8, 4)])
+def test_bayes_ridge_at_zero_noise_is_min_norm_least_squares(ell, d):
+    rng = np.random.default_rng(1)
+    X, y, xq = rng.normal(size=(2, ell, d)), rng.normal(size=(2, ell)), rng.normal(size=(2, d))
+    pred = bayes_ridge_predict(X, y, xq, 0.0)
+    for m in range(2):
+        w_ls = np.linalg.lstsq(X[m], y[m], rcond=None)[0]  # minimum-norm solution
+        assert_allclose(pred[m], xq[m] @ w_ls, rtol=1e-8)
+    # and it is the rho -> 0+ limit
+    assert_allclose(bayes_ridge_predict(X, y, xq, 1e-9), pred, rtol=1e-5)
+
+
+def test_bayes_error_matches_its_exact_conditional_risk():
+    """For any prior with E[w w^T] = I independent of X, the ridge risk given X is
+    rho + (rho/d) tr (X^T X + rho I)^{-1} (bias and variance combine exactly)."""
+    d, ell, rho, n = 8, 12, 0.5, 8000
+    err = baseline_errors(d, ell / d, None, rho, setting="icl", n_test=n, rng=2)
+    mean, se = err["bayes"]
+    X = sample_contexts(4000, d, ell, None, None, rho, rng=3).X
+    risk = rho + rho / d * np.trace(np.linalg.inv(np.swapaxes(X, 1, 2) @ X + rho * np.eye(d)), axis1=1, axis2=2)
+    assert abs(mean - risk.mean()) < 4 * np.hypot(se, risk.std() / np.sqrt(len(risk)))
+
+
+def test_bayes_beats_least_squares():
+    d, ell, rho, n = 10, 14, 0.5, 4000
+    ctx = sample_contexts(n, d, ell, None, None, rho, rng=4)
+    e_bayes = (ctx.y_query - bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho)) ** 2
+    e_ls = (ctx.y_query - bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, 0.0)) ** 2
+    diff = e_ls - e_bayes
+    assert diff.mean() > 5 * diff.std(ddof=1) / np.sqrt(n)
+    assert e_bayes.mean() > rho  # nobody beats the noise
+
+
+# ----------------------------------------------------------------------------------------
+# dMMSE
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("teacher", [None, "relu", relu])
+@pytest.mark.parametrize("rho", [0.0, 0.2])
+def test_dmmse_single_task_returns_the_teacher(teacher, rho):
+    tasks = sample_tasks(1, 6, rng=5)
+    ctx = sample_contexts(20, 6, 4, tasks, teacher, rho, rng=6)
+    pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, teacher, rho)
+    z = ctx.x_query @ tasks[0]
+    assert_allclose(pred, z if teacher is None else relu(z), rtol=1e-12)
+
+
+def test_dmmse_matches_the_explicit_formula():
+    rng = np.random.default_rng(7)
+    d, ell, k, rho = 4, 6, 5, 0.7
+    tasks = sample_tasks(k, d, rng=rng)
+    ctx = sample_contexts(3, d, ell, tasks, "relu", rho, rng=rng)
+    pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, "relu", rho)
+    for m in range(3):
+        rss = np.array([np.sum((ctx.y[m] - relu(ctx.X[m] @ w)) ** 2) for w in tasks])
+        weights = np.exp(-(rss - rss.min()) / (2 * rho))
+        weights /= weights.sum()
+        assert_allclose(pred[m], weights @ relu(tasks @ ctx.x_query[m]), rtol=1e-10)
+
+
+def test_dmmse_is_stable_for_tiny_noise_and_has_the_argmin_limit():
+    d, ell, k = 5, 3, 4
+    tasks = sample_tasks(k, d, rng=8)
+    ctx = sample_contexts(200, d, ell, tasks, None, 1e-3, rng=9)
+    exact = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, None, 0.0)
+    tiny = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, None, 1e-12)  # weights exp(-1e9): no overflow
+    assert np.all(np.isfinite(tiny))
+    assert_allclose(tiny, exact, rtol=1e-8, atol=1e-12)
+    # the limit picks the best-fitting task
+    rss = np.sum((ctx.y[:, :, None] - ctx.X @ tasks.T) ** 2, axis=1)
+    best = tasks[np.argmin(rss, axis=1)]
+    assert_allclose(exact, np.einsum("nd,nd->n", ctx.x_query, best), rtol=1e-12)
+    # duplicated tasks tie exactly and share the weight
+    twin = np.vstack([tasks[:1], tasks[:1]])
+    assert_allclose(dmmse_predict(ctx.X, ctx.y, ctx.x_query, twin, None, 0.0), ctx.x_query @ tasks[0])
+
+
+@pytest.mark.parametrize("teacher", [None, "relu"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_dmmse_error_reaches_the_noise_with_few_tasks_and_long_contexts(teacher, k):
+    d, rho = 10, 0.1
+    tasks = sample_tasks(k, d, rng=10)
+    err = baseline_errors(d, 5.0, tasks, rho, teacher, setting="idg", n_test=6000, rng=11)
+    mean, se = err["dmmse"]
+    assert abs(mean - rho) < 4 * se
+    assert err["bayes"][0] > mean  # the generalizing baseline pays for not knowing the task set
+
+
+def test_icl_setting_uses_fresh_tasks():
+    """dMMSE memorizes: good in distribution, bad on fresh tasks; ridge does not care."""
+    d, rho = 8, 0.1
+    tasks = sample_tasks(2, d, rng=12)
+    idg = baseline_errors(d, 2.0, tasks, rho, setting="idg", n_test=3000, rng=13)
+    icl = baseline_errors(d, 2.0, tasks, rho, setting="icl", n_test=3000, rng=14)
+    assert icl["dmmse"][0] > 1.0 and idg["dmmse"][0] < 0.15
+    assert abs(icl["bayes"][0] - idg["bayes"][0]) < 5 * np.hypot(icl["bayes"][1], idg["bayes"][1])
+    only = baseline_errors(d, 2.0, None, rho, n_test=100, rng=15)
+    assert set(only) == {"bayes"}
+    assert set(baseline_errors(d, 2.0, tasks, rho, n_test=100, rng=15, which="dmmse")) == {"dmmse"}
+    # reproducible
+    assert baseline_errors(d, 2.0, tasks, rho, n_test=100, rng=16) == baseline_errors(
+        d, 2.0, tasks, rho, n_test=100, rng=16
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# bad input
+# ----------------------------------------------------------------------------------------
+
+
+def test_bad_input_is_named():
+    X, y, xq = np.ones((2, 3, 4)), np.ones((2, 3)), np.ones((2, 4))
+    with pytest.raises(ValueError, match="y"):
+        bayes_ridge_predict(X, np.ones((2, 4)), xq, 0.1)
+    with pytest.raises(ValueError, match="x_query"):
+        bayes_ridge_predict(X, y, np.ones((3, 4)), 0.1)
+    with pytest.raises(ValueError, match="X"):
+        bayes_ridge_predict(np.ones((3, 4)), y, xq, 0.1)
+    with pytest.raises(ValueError, match="rho"):
+        bayes_ridge_predict(X, y, xq, -1.0)
+    with pytest.raises(ValueError, match="X"):
+        bayes_ridge_predict(np.full((2, 3, 4), np.nan), y, xq, 0.1)
+    with pytest.raises(ValueError, match="tasks"):
+        dmmse_predict(X, y, xq, np.ones((2, 5)), None, 0.1)
+    with pytest.raises(ValueError, match="tasks"):
+        dmmse_predict(X, y, xq, None, None, 0.1)
+    with pytest.raises(ValueError, match="teacher"):
+        dmmse_predict(X, y, xq, np.ones((2, 4)), lambda z: 0.0, 0.1)
+    tasks = np.ones((2, 4))
+    with pytest.raises(ValueError, match="alpha"):
+        baseline_errors(4, 0.1, tasks, 0.1)
+    with pytest.raises(ValueError, match="setting"):
+        baseline_errors(4, 1.0, tasks, 0.1, setting="ood")
+    with pytest.raises(ValueError, match="which"):
+        baseline_errors(4, 1.0, tasks, 0.1, which=("bayes", "ols"))
+    with pytest.raises(ValueError, match="dmmse"):
+        baseline_errors(4, 1.0, None, 0.1, which=("dmmse",))
+    with pytest.raises(ValueError, match="n_test"):
+        baseline_errors(4, 1.0, tasks, 0.1, n_test=1)
+    with pytest.raises(ValueError, match="tasks"):
+        baseline_errors(4, 1.0, np.ones((2, 3)), 0.1)
