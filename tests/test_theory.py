@@ -1,0 +1,389 @@
+"""Tests for lib.theory: check values, limits, the ridge root, vectorization, the
+nonlinear map and its a_1 = 0 branch, and input validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.optimize import brentq
+
+from lib.theory import (
+    M_kappa,
+    dM_kappa,
+    effective_noise,
+    icl_error,
+    icl_limit,
+    idg_error,
+    nonlinear_icl_error,
+    nonlinear_idg_error,
+    optimal_lambda,
+    pure_noise_error,
+    ridge_epsilon,
+)
+
+INF = np.inf
+
+
+# --------------------------------------------------------------------------------------
+# independent scalar re-implementations (straight from THEORY.md section 3)
+# --------------------------------------------------------------------------------------
+def _M_plain(x: float, kappa: float) -> float:
+    b = x + 1 - 1 / kappa
+    return 2 / (b + math.sqrt(b * b + 4 * x / kappa))
+
+
+def _dM_plain(x: float, kappa: float) -> float:
+    b = x + 1 - 1 / kappa
+    return -0.5 * _M_plain(x, kappa) ** 2 * (1 + (x + 1 + 1 / kappa) / math.sqrt(b * b + 4 * x / kappa))
+
+
+def _ridge_plain(alpha, kappa, tau, rho, lam):
+    x = (1 + rho) / alpha
+    eps = brentq(lambda e: 1 - tau + tau * lam / e - e * _M_plain(e + x, kappa), 1e-12, 1e6, xtol=1e-15, rtol=1e-15)
+    nu = x + eps
+    S, Sp = _M_plain(nu, kappa), _dM_plain(nu, kappa)
+    c = (rho + nu - nu**2 * S - eps * (1 - 2 * nu * S - nu**2 * Sp)) / (1 - 2 * eps * S - eps**2 * Sp - tau)
+    return (1 + x) * (1 - 2 * nu * S - nu**2 * Sp - c * (S + eps * Sp)) - 2 * (1 - nu * S) + 1 + rho
+
+
+# --------------------------------------------------------------------------------------
+# check values of THEORY.md
+# --------------------------------------------------------------------------------------
+def test_check_values_ridgeless():
+    assert_allclose(icl_error(1, 0.5, 2, 0.01), 1.233993, atol=1e-6)
+    assert_allclose(idg_error(1, 0.5, 2, 0.01), 0.609561, atol=1e-6)
+
+
+def test_check_value_ridge():
+    e = icl_error(2, 1.5, 3, 0.1, 0.5)
+    # THEORY.md quotes 0.71154; its formula, evaluated with 40-digit arithmetic
+    # (mpmath) and by the plain scalar code above, gives 0.71150821, 3e-5 lower.
+    assert_allclose(e, 0.7115082089491352, rtol=1e-10)
+    assert_allclose(e, _ridge_plain(2, 1.5, 3, 0.1, 0.5), rtol=1e-10)
+    assert abs(e - 0.71154) < 5e-5
+
+
+@pytest.mark.parametrize("params", [(1, 0.3, 0.5, 0.2, 0.01), (0.5, 2.0, 1.0, 0.0, 1.0), (3, 1.0, 7.0, 1.0, 3.0)])
+def test_ridge_against_plain_scalar_code(params):
+    assert_allclose(icl_error(*params), _ridge_plain(*params), rtol=1e-9)
+
+
+def test_nonlinear_check_values():
+    # h2: a_1 = 0, rho_nl = 1.1, ridgeless tau = 3 -> 1.1 * 3 / 2.
+    assert_allclose(nonlinear_icl_error("h2", 2, 1.5, 3, 0.1), 1.65, rtol=1e-12)
+    assert_allclose(nonlinear_icl_error("cubic", 2, 1.5, 3, 0.1), 1.2807, atol=1e-4)
+
+
+# --------------------------------------------------------------------------------------
+# M_kappa
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kappa", [0.5, 2.0])
+def test_M_kappa_against_eigenvalues(kappa):
+    rng = np.random.default_rng(1234)
+    d = 400
+    k = int(round(kappa * d))
+    W = rng.standard_normal((k, d))
+    r = np.linalg.eigvalsh(W.T @ W / k)
+    for x in (0.3, 1.0):
+        assert_allclose(np.mean(1 / (r + x)), M_kappa(x, kappa), rtol=2e-2)
+
+
+def test_M_kappa_infinite_and_quadratic_identity():
+    x = np.logspace(-8, 6, 57)
+    assert_allclose(M_kappa(x, INF), 1 / (1 + x), rtol=1e-14)
+    for kappa in (0.01, 0.5, 0.999, 1.0, 3.0, 1e9):
+        m = M_kappa(x, kappa)
+        # M solves (x/kappa) M^2 + (x + 1 - 1/kappa) M - 1 = 0 (both branches of the stable form).
+        terms = np.abs([(x / kappa) * m * m, (x + 1 - 1 / kappa) * m, np.ones_like(x)])
+        resid = (x / kappa) * m * m + (x + 1 - 1 / kappa) * m - 1
+        assert np.all(np.abs(resid) <= 1e-13 * terms.max(axis=0))
+        assert np.all(m > 0)
+
+
+@pytest.mark.parametrize("kappa", [0.2, 0.9, 1.0, 4.0, INF])
+def test_dM_kappa_finite_differences(kappa):
+    x = np.array([1e-3, 0.05, 0.7, 3.0, 40.0])
+    h = 1e-6 * x
+    fd = (M_kappa(x + h, kappa) - M_kappa(x - h, kappa)) / (2 * h)
+    assert_allclose(dM_kappa(x, kappa), fd, rtol=1e-6)
+    assert_allclose(dM_kappa(0.7, kappa), _dM_plain(0.7, kappa) if kappa != INF else -1 / 1.7**2, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# limits
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha, rho", [(0.5, 0.0), (1.0, 0.01), (2.0, 0.5), (8.0, 2.0)])
+def test_limit_tau_kappa_to_infinity(alpha, rho):
+    lim = icl_limit(alpha, rho)
+    assert_allclose(lim, rho + ((1 + rho) / alpha) / (1 + (1 + rho) / alpha))
+    errs = [abs(icl_error(alpha, INF, t, rho) - lim) for t in (10.0, 100.0, 1e4)]
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 1e-3
+    errs = [abs(icl_error(alpha, s, s, rho) - lim) for s in (10.0, 100.0, 1e4)]
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 1e-3
+    assert_allclose(icl_error(alpha, 1e10, 1e10, rho), lim, rtol=1e-8)
+
+
+@pytest.mark.parametrize("tau", [0.3, 0.8, 1.3, 4.0])
+@pytest.mark.parametrize("kappa", [0.4, 2.0, INF])
+def test_lambda_to_zero_is_continuous(tau, kappa):
+    e0 = icl_error(1.5, kappa, tau, 0.2)
+    e = icl_error(1.5, kappa, tau, 0.2, [1e-4, 1e-7, 1e-10])
+    gaps = np.abs(e - e0)
+    assert gaps[2] < 1e-8 * max(1.0, e0)
+    assert gaps[0] > gaps[1] > gaps[2] or gaps[0] < 1e-12
+
+
+@pytest.mark.parametrize("tau", [0.4, 2.5])
+def test_kappa_inf_equals_large_kappa(tau):
+    for lam in (0.0, 0.3):
+        assert_allclose(icl_error(1.2, INF, tau, 0.1, lam), icl_error(1.2, 1e12, tau, 0.1, lam), rtol=1e-9)
+    assert_allclose(idg_error(1.2, INF, tau, 0.1), idg_error(1.2, 1e12, tau, 0.1), rtol=1e-9)
+
+
+def test_idg_equals_icl_at_kappa_inf():
+    tau = np.array([0.1, 0.5, 0.9, 1.1, 2.0, 30.0])
+    for alpha, rho in [(0.5, 0.0), (1.0, 0.1), (4.0, 1.0)]:
+        icl = icl_error(alpha, INF, tau, rho)
+        assert_allclose(idg_error(alpha, INF, tau, rho), icl, rtol=1e-12)
+        x = (1 + rho) / alpha
+        closed = np.where(
+            tau < 1,
+            ((1 - tau) ** 2 + x + rho * (1 + x)) / ((1 + x) * np.abs(1 - tau)),
+            tau / np.abs(tau - 1) * (rho + x / (1 + x)),
+        )
+        assert_allclose(icl, closed, rtol=1e-12)
+
+
+def test_interpolation_peak_is_inf():
+    assert icl_error(1, 0.5, 1.0, 0.1) == INF
+    assert idg_error(1, 0.5, 1.0, 0.1) == INF
+    assert pure_noise_error(0.3, 1, 1.0) == INF
+    assert nonlinear_icl_error("relu", 1, 0.5, 1.0, 0.1) == INF
+    assert nonlinear_idg_error("h2", 1, 0.5, 1.0, 0.1) == INF
+    assert np.isfinite(icl_error(1, 0.5, 1.0, 0.1, 1e-3))
+    # The ridge error diverges as lam -> 0 at tau = 1.
+    e = icl_error(1, 0.5, 1.0, 0.1, [1e-2, 1e-4, 1e-6])
+    assert np.all(np.diff(e) > 0) and e[-1] > 100
+
+
+# --------------------------------------------------------------------------------------
+# the ridge root
+# --------------------------------------------------------------------------------------
+def test_ridge_root_residual():
+    alpha = np.array([0.2, 1.0, 5.0])[:, None, None, None]
+    kappa = np.array([0.1, 0.7, 1.0, 3.0, INF])[None, :, None, None]
+    tau = np.array([0.05, 0.5, 1.0, 1.5, 20.0])[None, None, :, None]
+    lam = np.logspace(-9, 3, 7)
+    rho = 0.3
+    eps = ridge_epsilon(alpha, kappa, tau, rho, lam)
+    assert eps.shape == (3, 5, 5, 7) and np.all(eps > 0)
+    x = (1 + rho) / alpha
+    m = eps * M_kappa(eps + x, kappa)
+    resid = 1 - tau + tau * lam / eps - m
+    scale = np.maximum.reduce([np.ones_like(eps), tau * lam / eps, tau + 0 * eps])
+    assert np.max(np.abs(resid) / scale) <= 1e-12
+
+
+def test_extreme_parameters_stay_accurate():
+    # No data or a huge ridge: Gamma -> 0 and the error -> 1 + rho.
+    assert_allclose(icl_error(2, [0.3, INF], 1e-12, 0.1, [1e-9, 5.0]), 1.1, rtol=1e-9)
+    assert_allclose(icl_error(2, [0.3, INF], 3.0, 0.1, 1e14), 1.1, rtol=1e-9)
+    # tau >> 1 with a fixed ridge: converges (root ~ lam, no cancellation).
+    assert_allclose(icl_error(2, 1.5, 1e14, 0.1, [1e-6, 1.0, 1e6]), icl_error(2, 1.5, 1e12, 0.1, [1e-6, 1.0, 1e6]), rtol=1e-9)
+    # At the peak tau = 1 the ridge error grows like lam^(-1/2).
+    e = icl_error(2, 1.5, 1.0, 0.1, [1e-200, 1e-100])
+    assert_allclose(e[0] / e[1], 1e50, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------------------
+# vectorization
+# --------------------------------------------------------------------------------------
+def test_vectorized_equals_scalar_calls():
+    alpha = np.array([[0.5], [2.0], [3.0]])
+    tau = np.array([0.4, 1.0, 2.0, 6.0])
+    kappa = np.array([0.3, INF, 1.5, 8.0])
+    lam = np.array([0.0, 0.2, 0.0, 1e-3])
+    e = icl_error(alpha, kappa, tau, 0.1, lam)
+    g = idg_error(alpha, kappa, tau, 0.1)
+    assert e.shape == g.shape == (3, 4)
+    for i in range(3):
+        for j in range(4):
+            s = icl_error(float(alpha[i, 0]), float(kappa[j]), float(tau[j]), 0.1, float(lam[j]))
+            assert isinstance(s, float)
+            assert_allclose(e[i, j], s, rtol=1e-12)
+            assert_allclose(g[i, j], idg_error(float(alpha[i, 0]), float(kappa[j]), float(tau[j]), 0.1), rtol=1e-14)
+    assert isinstance(M_kappa(1.0, 2.0), float) and M_kappa([1.0], 2.0).shape == (1,)
+    assert pure_noise_error([0.1, 0.2], 1.0, [[0.5], [2.0]]).shape == (2, 2)
+    assert nonlinear_icl_error("h2", [1.0, 2.0], 0.5, 3.0, 0.1).shape == (2,)
+
+
+# --------------------------------------------------------------------------------------
+# properties
+# --------------------------------------------------------------------------------------
+pos = st.floats(0.05, 20.0)
+kap = st.one_of(st.floats(0.05, 50.0), st.just(INF))
+taus = st.floats(0.05, 50.0).filter(lambda t: abs(t - 1) > 1e-3)
+rhos = st.floats(0.0, 3.0)
+lams = st.one_of(st.just(0.0), st.floats(1e-6, 1e3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(alpha=pos, kappa=kap, tau=taus, rho=rhos, lam=lams)
+def test_error_above_infinite_data_limit_and_monotone_in_rho(alpha, kappa, tau, rho, lam):
+    e = icl_error(alpha, kappa, tau, rho, lam)
+    assert e >= icl_limit(alpha, rho) - 1e-12 >= rho - 1e-12
+    assert icl_error(alpha, kappa, tau, rho + 0.05, lam) >= e
+
+
+@settings(max_examples=15, deadline=None)
+@given(alpha=pos, kappa=kap, tau=taus, rho=rhos, lam=st.floats(1e-4, 1e2))
+def test_ridge_error_at_least_optimal(alpha, kappa, tau, rho, lam):
+    lam_star, e_star = optimal_lambda(alpha, kappa, tau, rho)
+    assert lam_star >= 0
+    assert_allclose(e_star, icl_error(alpha, kappa, tau, rho, lam_star), rtol=1e-12)
+    assert icl_error(alpha, kappa, tau, rho, lam) >= e_star - 1e-9
+    assert icl_error(alpha, kappa, tau, rho) >= e_star - 1e-9
+
+
+def test_optimal_lambda_at_kappa_inf():
+    # Found numerically (reported in the docstring): lam* tau = (1 + x*)^2 e_inf.
+    alpha = np.array([0.3, 1.0, 2.0, 5.0])
+    rho = np.array([0.0, 0.1, 0.5, 2.0])[:, None]
+    for tau in (0.5, 2.0, 7.0):
+        lam_star, e_star = optimal_lambda(alpha, INF, tau, rho)
+        x = (1 + rho) / alpha
+        assert_allclose(lam_star, (1 + x) ** 2 * icl_limit(alpha, rho) / tau, rtol=1e-5)
+    # Finite kappa, large tau: the error increases with lam from 0, so lam* = 0.
+    lam_star, e_star = optimal_lambda(2.0, 1.5, 30.0, 0.1)
+    assert lam_star == 0.0 and e_star == icl_error(2.0, 1.5, 30.0, 0.1)
+
+
+# --------------------------------------------------------------------------------------
+# nonlinear teachers
+# --------------------------------------------------------------------------------------
+def test_linear_teacher_reduces_exactly():
+    args = (np.array([0.5, 2.0]), np.array([[0.4], [INF]]), 3.0, 0.1)
+    for teacher in (None, "linear", np.array([0.0, 1.0])):
+        assert effective_noise(teacher, 0.1) == 0.1
+        assert_array_equal(nonlinear_icl_error(teacher, *args), icl_error(*args))
+        assert_array_equal(nonlinear_icl_error(teacher, *args, lam=0.3), icl_error(*args, lam=0.3))
+        assert_array_equal(nonlinear_idg_error(teacher, *args), idg_error(*args))
+
+
+def test_nonlinear_map():
+    a1 = 0.5
+    rho_nl = 0.1 + 0.5 - a1**2  # ReLU: E f^2 = 1/2, a_1 = 1/2
+    assert_allclose(effective_noise("relu", 0.1), rho_nl, rtol=1e-12)
+    assert_allclose(nonlinear_icl_error("relu", 2, 1.5, 3, 0.1, 0.2), a1**2 * icl_error(2, 1.5, 3, rho_nl / a1**2, 0.2 / a1**2), rtol=1e-12)
+    assert_allclose(nonlinear_idg_error("relu", 2, 1.5, 3, 0.1), a1**2 * idg_error(2, 1.5, 3, rho_nl / a1**2), rtol=1e-12)
+    # Coefficient arrays: a_0 and the a_m, m >= 2, only add to the noise.
+    assert_allclose(nonlinear_icl_error([0.3, 0.8, 0.2, -0.1], 1, 2, 4, 0.05), nonlinear_icl_error([0.0, 0.8, 0.0, 0.0], 1, 2, 4, 0.05 + 0.14), rtol=1e-12)
+
+
+def test_a1_zero_branch():
+    # ridgeless closed forms, kappa-independent, IDG = ICL
+    for tau in (0.25, 3.0):
+        expected = 1.1 / (1 - tau) if tau < 1 else 1.1 * tau / (tau - 1)
+        assert_allclose(nonlinear_icl_error("h2", 2, [0.3, 1.5, INF], tau, 0.1), expected, rtol=1e-12)
+        assert_allclose(nonlinear_idg_error("h2", 2, [0.3, 1.5, INF], tau, 0.1), expected, rtol=1e-12)
+    # f == 0 and no noise: nothing to fit, error 0 (also at the peak tau = 1)
+    assert nonlinear_icl_error([0.0, 0.0, 0.0], 1, 1, [0.5, 1.0, 2.0], 0.0, 0.0).tolist() == [0, 0, 0]
+    assert nonlinear_idg_error(np.zeros(3), 1, 1, 1.0, 0.0) == 0.0
+    assert pure_noise_error(0.0, 1.0, 2.0, 0.5) == 0.0
+
+
+def _mp_stieltjes(z, gamma):
+    """THEORY.md's m(z), principal square root (complex z allowed)."""
+    return (1 - gamma - z - np.sqrt((1 - gamma - z) ** 2 - 4 * gamma * z + 0j)) / (2 * gamma * z)
+
+
+@pytest.mark.parametrize("rho_nl, alpha, tau, lam", [(1.1, 2, 3, 0.5), (0.4, 1, 0.4, 0.05), (2.0, 0.5, 0.9, 3.0), (0.05, 3, 10, 1e-3)])
+def test_pure_noise_matches_theory_form(rho_nl, alpha, tau, lam):
+    mu, gamma, h = lam * alpha / rho_nl, 1 / tau, 1e-20
+    m = _mp_stieltjes(-mu, gamma).real
+    dm = _mp_stieltjes(-mu + 1j * h, gamma).imag / h  # complex step: m'(-mu)
+    assert_allclose(pure_noise_error(rho_nl, alpha, tau, lam), rho_nl * (1 + (m - mu * dm) / tau), rtol=1e-10)
+    assert_allclose(pure_noise_error(rho_nl, alpha, tau, 1e-12), pure_noise_error(rho_nl, alpha, tau), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "alpha, kappa, tau, rho, lam",
+    [(2, 1.5, 3, 0.1, 0.5), (1, 0.5, 0.5, 0.3, 0.1), (2, INF, 0.4, 0.0, 1.0), (0.7, 3, 5, 1.0, 0.0), (1, 0.5, 0.5, 0.2, 0.0)],
+)
+def test_a1_to_zero_is_continuous(alpha, kappa, tau, rho, lam):
+    a0, a2 = 0.3, 1.0
+    small = 1e-4
+    teacher_small = [a0, small, np.sqrt(a2**2 - small**2)]  # same rho_nl as [a0, 0, a2]
+    e_small = nonlinear_icl_error(teacher_small, alpha, kappa, tau, rho, lam)
+    e_zero = nonlinear_icl_error([a0, 0.0, a2], alpha, kappa, tau, rho, lam)
+    assert_allclose(e_small, e_zero, rtol=1e-5)
+    if lam == 0.0:
+        assert_allclose(nonlinear_idg_error(teacher_small, alpha, kappa, tau, rho), e_zero, rtol=1e-5)
+    # Just above the a_1 = 0 threshold the a_1 != 0 formula is still evaluated stably.
+    tiny = 1e-8
+    e_tiny = nonlinear_icl_error([a0, tiny, np.sqrt(a2**2 - tiny**2)], alpha, kappa, tau, rho, lam)
+    assert_allclose(e_tiny, e_zero, rtol=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------
+GOOD = dict(alpha=1.0, kappa=0.5, tau=2.0, rho=0.1, lam=0.1)
+
+
+@pytest.mark.parametrize(
+    "name, value, exc",
+    [
+        ("alpha", "1", TypeError),
+        ("alpha", None, TypeError),
+        ("alpha", True, TypeError),
+        ("alpha", np.nan, ValueError),
+        ("alpha", 0.0, ValueError),
+        ("alpha", -1.0, ValueError),
+        ("alpha", INF, ValueError),
+        ("kappa", 0.0, ValueError),
+        ("kappa", [1.0, -2.0], ValueError),
+        ("kappa", np.nan, ValueError),
+        ("tau", 0.0, ValueError),
+        ("tau", INF, ValueError),
+        ("tau", 1 + 1j, TypeError),
+        ("rho", -0.1, ValueError),
+        ("rho", np.nan, ValueError),
+        ("lam", -1e-3, ValueError),
+        ("lam", "x", TypeError),
+    ],
+)
+def test_bad_inputs_name_the_argument(name, value, exc):
+    kwargs = dict(GOOD, **{name: value})
+    with pytest.raises(exc, match=name):
+        icl_error(**kwargs)
+    if name != "lam":
+        kwargs.pop("lam")
+        with pytest.raises(exc, match=name):
+            idg_error(**kwargs)
+        with pytest.raises(exc, match=name):
+            nonlinear_idg_error("relu", **kwargs)
+
+
+def test_bad_inputs_other_functions():
+    with pytest.raises(ValueError, match="x"):
+        M_kappa(0.0, 1.0)
+    with pytest.raises(ValueError, match="kappa"):
+        dM_kappa(1.0, -1.0)
+    with pytest.raises(ValueError, match="rho_nl"):
+        pure_noise_error(-1.0, 1.0, 2.0)
+    with pytest.raises(ValueError, match="lam"):
+        ridge_epsilon(1, 1, 1, 0.1, 0.0)
+    with pytest.raises(ValueError, match="rho"):
+        effective_noise("relu", -0.1)
+    with pytest.raises(ValueError, match="lam"):
+        nonlinear_icl_error("tanh", 1, 1, 2, 0.1, lam=np.nan)
+    with pytest.raises(ValueError, match="lam_bounds"):
+        optimal_lambda(1, 1, 2, 0.1, lam_bounds=(1.0, 0.5))
+    # kappa = inf is allowed everywhere
+    assert np.isfinite(icl_error(1, INF, 2, 0.1, 0.1)) and np.isfinite(M_kappa(1.0, INF))
