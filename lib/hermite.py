@@ -1,0 +1,848 @@
+"""Hermite expansions of link functions under the standard Gaussian weight.
+
+For ``z ~ N(0, 1)`` the orthonormal probabilists' Hermite functions
+
+.. math::
+
+    h_m(z) = \\frac{\\mathrm{He}_m(z)}{\\sqrt{m!}}, \\qquad
+    \\mathbb{E}[h_m(z) h_n(z)] = \\delta_{mn},
+
+form a basis of the functions with :math:`\\mathbb{E}[f(z)^2] < \\infty`, so that
+:math:`f = \\sum_m a_m h_m` with :math:`a_m = \\mathbb{E}[f(z) h_m(z)]` and
+:math:`\\mathbb{E}[f(z)^2] = \\sum_m a_m^2` (Parseval). The coefficient
+:math:`a_1 = \\mathbb{E}[f(z) z]` is the linear part of a teacher ``y = f(x^T w)``;
+everything else, :math:`f_\\perp = f - a_1 h_1`, acts like label noise on linear
+attention (chapter 3).
+
+Numerics
+--------
+* ``h_m`` is evaluated with the three-term recurrence of the *normalised* functions,
+  :math:`h_{m+1}(z) = (z h_m(z) - \\sqrt{m}\\, h_{m-1}(z)) / \\sqrt{m+1}`, which never
+  forms ``He_m(z)`` or ``m!`` and is stable to degree 100 and beyond.
+* Gaussian integrals of an arbitrary callable use :func:`scipy.integrate.cubature`
+  (adaptive, vectorized Gauss-Kronrod with global error control, the QUADPACK
+  strategy) on ``[-36, 36]`` cut at every integer of ``[-20, 20]``. All coefficients and
+  ``E[f^2]`` are integrated together, with the weight split as ``sqrt(phi)`` on each
+  factor so that nothing overflows. Adaptive bisection finds kinks and jumps whose
+  location is not known in advance (a step at ``z = 0.5``, ``floor``, ``|z - c|``);
+  a fixed Gauss-Hermite rule cannot (200 nodes are off by about 2e-2 for a step at
+  0.5).
+* Before integrating, ``f`` is evaluated on a probe grid (including ``z = 0``) to catch
+  non-finite values, the wrong output shape and Gaussian tails of ``f^2`` that do not
+  decay (``exp(z^2)``); an integral that does not converge (``1/(z - c)``) is reported
+  with the place where the error concentrates. No NaN or scipy warning escapes.
+
+Used in: chapter 1 (Hermite basics); the teacher catalogue is used in every chapter
+(through :func:`resolve_teacher` and :func:`teacher_moments`); chapter 3 (the
+equivalence theorem) uses :func:`gaussian_equivalent` and :func:`remainder`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from numpy.polynomial import hermite_e as _herme
+from scipy import integrate, special
+
+from lib._checks import check_callable, check_int, check_real
+
+__all__ = [
+    "MAX_DEGREE",
+    "hermite_function",
+    "hermite_functions",
+    "coefficients",
+    "second_moment",
+    "linear_coefficient",
+    "remainder",
+    "partial_sum",
+    "partial_sum_errors",
+    "Link",
+    "LINKS",
+    "get_link",
+    "resolve_teacher",
+    "teacher_moments",
+    "gaussian_equivalent",
+]
+
+#: Largest degree accepted by the numerical routines (accuracy is tested up to here).
+MAX_DEGREE: int = 150
+
+_PHI0 = 1.0 / math.sqrt(2.0 * math.pi)  # phi(0)
+_HALF_WIDTH = 36.0  # phi(36) ~ 1e-282: beyond it nothing square-integrable matters
+_BREAKPOINTS = np.concatenate([[-32.0, -28.0, -24.0], np.arange(-20.0, 21.0), [24.0, 28.0, 32.0]])
+_ATOL = 1e-12
+_RTOL = 1e-11
+_MAX_SUBDIVISIONS = 4000
+_TAIL_START = 30.0  # f^2 phi must be negligible beyond this |z|
+_TAIL_TOL = 1e-13
+_PROBE = np.unique(
+    np.concatenate(
+        [
+            np.linspace(-_HALF_WIDTH, _HALF_WIDTH, 1441),
+            [0.0, 1e-9, -1e-9, 1e-5, -1e-5, 0.1234567, -0.7654321, 1.3579, -2.4681],
+        ]
+    )
+)
+
+
+# --------------------------------------------------------------------------------------
+# Hermite functions
+# --------------------------------------------------------------------------------------
+def _weighted_hermite(degree: int, z: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
+    """Rows ``h_m(z) * weight`` for ``m = 0..degree`` by the normalised recurrence.
+
+    Shape ``(degree + 1,) + z.shape``. Multiplying by a Gaussian weight *before* the
+    recurrence (it is linear) keeps every intermediate value finite at large ``|z|``.
+    """
+    out = np.empty((degree + 1,) + z.shape)
+    out[0] = weight
+    if degree >= 1:
+        out[1] = z * out[0]
+    for m in range(1, degree):
+        out[m + 1] = (z * out[m] - math.sqrt(m) * out[m - 1]) / math.sqrt(m + 1)
+    return out
+
+
+def _check_z(z: Any) -> np.ndarray:
+    return check_real("z", z)
+
+
+def _finite_or_raise(values: np.ndarray, z: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"z: {what} overflows float64 for |z| as large as {np.max(np.abs(z)):.3g}; "
+            "use smaller |z| (the Hermite functions grow like |z|^m / sqrt(m!))"
+        )
+    return values
+
+
+def hermite_functions(degree: int, z: Any) -> np.ndarray:
+    """All orthonormal Hermite functions ``h_0(z), ..., h_degree(z)`` at once.
+
+    .. math::
+
+        h_0 = 1,\\quad h_1(z) = z,\\quad
+        h_{m+1}(z) = \\frac{z\\,h_m(z) - \\sqrt{m}\\,h_{m-1}(z)}{\\sqrt{m+1}}.
+
+    Parameters
+    ----------
+    degree : int
+        Largest index, ``0 <= degree``.
+    z : float or array_like, shape (...)
+        Points (finite reals).
+
+    Returns
+    -------
+    numpy.ndarray, shape (degree + 1, ...)
+        Row ``m`` is ``h_m(z)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-integer or negative ``degree`` or non-real / non-finite ``z``; a
+        ``ValueError`` naming ``z`` if a value overflows (``|z|`` astronomically large).
+
+    Used in: chapter 1 (Hermite basics).
+    """
+    degree = check_int("degree", degree, low=0)
+    zz = _check_z(z)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _weighted_hermite(degree, zz)
+    return _finite_or_raise(out, zz, f"h_m(z) for m <= {degree}")
+
+
+def hermite_function(m: int, z: Any) -> np.ndarray:
+    """Orthonormal probabilists' Hermite function ``h_m(z) = He_m(z) / sqrt(m!)``.
+
+    Computed by the stable recurrence of :func:`hermite_functions` (never through
+    ``He_m`` and ``m!``). ``E[h_m(z) h_n(z)] = delta_mn`` for ``z ~ N(0, 1)``.
+
+    Parameters
+    ----------
+    m : int
+        Index, ``m >= 0``.
+    z : float or array_like, shape (...)
+        Points.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        ``h_m(z)``, same shape as ``z`` (a 0-d array for scalar ``z``).
+
+    Examples
+    --------
+    ``h_2(z) = (z^2 - 1) / sqrt(2)``, ``h_3(z) = (z^3 - 3 z) / sqrt(6)``.
+
+    Used in: chapter 1 (Hermite basics).
+    """
+    m = check_int("m", m, low=0)
+    return hermite_functions(m, z)[m]
+
+
+# --------------------------------------------------------------------------------------
+# Gaussian integrals of a user function
+# --------------------------------------------------------------------------------------
+def _call_f(f: Callable, z: np.ndarray) -> np.ndarray:
+    """Evaluate the user's ``f`` on a 1-D array, checking type, shape and finiteness."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = f(z)
+    except Exception as exc:
+        raise TypeError(
+            f"f must be a vectorized function of a numpy array of z values; calling "
+            f"{f!r} on an array of shape {z.shape} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    out = np.asarray(out)
+    if out.shape != z.shape:
+        raise ValueError(
+            f"f must return an array of the same shape as its input; given z of shape "
+            f"{z.shape} it returned shape {out.shape} (for a constant use np.full_like(z, c))"
+        )
+    if out.dtype == bool or np.issubdtype(out.dtype, np.integer):
+        out = out.astype(float)
+    if not np.issubdtype(out.dtype, np.floating):
+        raise ValueError(f"f must return real numbers; it returned dtype {out.dtype}")
+    if not np.all(np.isfinite(out)):
+        i = int(np.flatnonzero(~np.isfinite(out))[0])
+        zbad, vbad = float(z[i]), float(out[i])
+        if abs(zbad) > 8.0 and not np.isnan(vbad):
+            raise ValueError(
+                f"f is not square-integrable under the standard Gaussian weight: "
+                f"f(z) = {vbad} at z = {zbad:.6g} (it grows too fast)"
+            )
+        raise ValueError(
+            f"f must return finite values for every real z and be square-integrable under "
+            f"the standard Gaussian weight; got f({zbad:.6g}) = {vbad}"
+        )
+    return out.astype(float, copy=False)
+
+
+def _probe(f: Callable) -> None:
+    """Cheap checks before integrating: finiteness, shape, and a decaying Gaussian tail."""
+    fz = _call_f(f, _PROBE)
+    with np.errstate(over="ignore", under="ignore"):
+        g = (fz * np.exp(-0.25 * _PROBE**2)) ** 2 * _PHI0  # f(z)^2 phi(z)
+    if not np.all(np.isfinite(g)):  # pragma: no cover - needs |f| > 1e154 at moderate z
+        raise ValueError("f is too large: f(z)^2 overflows float64 on the probe grid")
+    tail = np.abs(_PROBE) >= _TAIL_START
+    scale = max(1.0, float(np.max(g)))
+    worst = int(np.argmax(np.where(tail, g, -1.0)))
+    if g[worst] > _TAIL_TOL * scale:
+        raise ValueError(
+            "f does not look square-integrable under the standard Gaussian weight: "
+            f"f(z)^2 phi(z) = {g[worst]:.3g} at z = {_PROBE[worst]:.3g} does not decay "
+            "(E[f(z)^2] must be finite, with negligible mass beyond |z| = 30)"
+        )
+
+
+def _integrate_pieces(integrand: Callable, atol: float, rtol: float) -> np.ndarray:
+    """Integrate a vector integrand over ``[-36, 36]``, one adaptive call per piece.
+
+    The line is cut at :data:`_BREAKPOINTS` and each piece is integrated by its own
+    :func:`scipy.integrate.cubature` call (21-point Gauss-Kronrod, bisection of the
+    sub-interval with the largest error). One call per piece rather than ``points=``:
+    in scipy 1.17 the regions made from ``points`` are not heap-ordered, so the
+    adaptive loop can refine the wrong region and stop without converging.
+    """
+    edges = np.concatenate([[-_HALF_WIDTH], _BREAKPOINTS, [_HALF_WIDTH]])
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        res = integrate.cubature(
+            integrand, np.array([lo]), np.array([hi]), rule="gk21",
+            rtol=rtol, atol=atol, max_subdivisions=_MAX_SUBDIVISIONS,
+        )
+        if res.status != "converged":
+            worst = max(res.regions, key=lambda r: float(np.max(np.abs(r.error))))
+            where = 0.5 * float(worst.a[0] + worst.b[0])
+            raise ValueError(
+                "f: the Gaussian integrals of f did not converge (estimated error "
+                f"{float(np.max(res.error)):.2g}, concentrated near z = {where:.6g}); f must "
+                "be square-integrable under the standard Gaussian weight (no 1/(z - c) "
+                "singularity) and piecewise smooth"
+            )
+        total = total + np.asarray(res.estimate, dtype=float)
+    return total
+
+
+def _gaussian_integrals(f: Callable, degree: int) -> tuple[np.ndarray, float]:
+    """``(a_0..a_degree, E[f^2])`` by adaptive Gauss-Kronrod cubature (degree -1: none)."""
+    _probe(f)
+    root_phi_norm = (2.0 * math.pi) ** -0.25
+
+    def integrand(x: np.ndarray) -> np.ndarray:
+        z = x[:, 0]
+        s = root_phi_norm * np.exp(-0.25 * z * z)  # sqrt(phi(z))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            g = _call_f(f, z) * s
+            out = np.empty((z.size, degree + 2))
+            out[:, -1] = g * g
+            if degree >= 0:
+                out[:, :-1] = (g * _weighted_hermite(degree, z, s)).T
+        if not np.all(np.isfinite(out)):  # pragma: no cover - guarded by _probe
+            raise ValueError("f is too large: f(z)^2 phi(z) overflows float64")
+        return out
+
+    est = _integrate_pieces(integrand, _ATOL, _RTOL)
+    return est[:-1], float(est[-1])
+
+
+def _check_f(f: Any) -> Callable:
+    return check_callable("f", f)
+
+
+def _check_degree(degree: Any) -> int:
+    degree = check_int("degree", degree, low=0)
+    if degree > MAX_DEGREE:
+        raise ValueError(f"degree must be an integer in [0, {MAX_DEGREE}]; got {degree}")
+    return degree
+
+
+def coefficients(f: Callable, degree: int) -> np.ndarray:
+    """Hermite coefficients ``a_m = E[f(z) h_m(z)]``, ``m = 0..degree``, ``z ~ N(0, 1)``.
+
+    .. math::
+
+        a_m = \\int_{-\\infty}^{\\infty} f(z)\\, h_m(z)\\, \\varphi(z)\\,dz, \\qquad
+        \\varphi(z) = e^{-z^2/2}/\\sqrt{2\\pi}.
+
+    For a :class:`Link` the closed form is used when there is one. Otherwise the
+    integrals are computed by adaptive Gauss-Kronrod cubature (see the module notes),
+    with an absolute accuracy of 1e-8 or better even when ``f`` has kinks or jumps at
+    unknown places (ReLU, ``|z|``, ``sign``, a step at ``z = 0.5``, ``floor``).
+
+    Parameters
+    ----------
+    f : callable
+        Vectorized real function: ``f(z)`` for ``z`` of shape ``(n,)`` returns shape
+        ``(n,)``; booleans are read as 0/1. Must be finite and square-integrable under
+        the Gaussian weight.
+    degree : int
+        Highest index, ``0 <= degree <= MAX_DEGREE``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (degree + 1,)
+
+    Raises
+    ------
+    TypeError
+        If ``f`` is not callable or not vectorized, or ``degree`` is not an integer.
+    ValueError
+        If ``f`` returns non-finite values or the wrong shape, or is not
+        square-integrable (``exp(z^2)``, ``1/z``); if ``degree`` is out of range.
+
+    Used in: chapter 1 (Hermite basics); every chapter through :func:`teacher_moments`.
+    """
+    f = _check_f(f)
+    degree = _check_degree(degree)
+    if isinstance(f, Link):
+        return f.coefficients(degree)
+    return _gaussian_integrals(f, degree)[0]
+
+
+def second_moment(f: Callable) -> float:
+    """``E[f(z)^2]`` for ``z ~ N(0, 1)`` (``= sum_m a_m^2`` by Parseval).
+
+    Parameters
+    ----------
+    f : callable
+        As in :func:`coefficients`; a :class:`Link` uses its closed form when known.
+
+    Returns
+    -------
+    float
+
+    Used in: chapter 1 (Hermite basics); chapter 3 (effective noise).
+    """
+    f = _check_f(f)
+    if isinstance(f, Link):
+        return f.second_moment
+    return _gaussian_integrals(f, -1)[1]
+
+
+def linear_coefficient(f: Callable) -> float:
+    """The linear Hermite coefficient ``a_1 = E[f(z) z]``.
+
+    It is the slope of the best linear fit of ``f`` in ``L^2(N(0, 1))``: the minimiser
+    of ``E[(f(z) - b_0 - b_1 z)^2]`` is ``b_0 = a_0``, ``b_1 = a_1``.
+
+    Parameters
+    ----------
+    f : callable
+        As in :func:`coefficients`.
+
+    Returns
+    -------
+    float
+
+    Used in: chapter 1 (Hermite basics); chapter 3 (the equivalence theorem).
+    """
+    return float(coefficients(f, 1)[1])
+
+
+def remainder(f: Callable) -> "Link":
+    """The part of ``f`` that linear attention cannot use: ``f_perp = f - a_1 h_1``.
+
+    .. math::
+
+        f_\\perp(z) = f(z) - a_1 z, \\qquad \\mathbb{E}[f_\\perp(z)\\, z] = 0, \\qquad
+        \\mathbb{E}[f_\\perp(z)^2] = \\mathbb{E}[f(z)^2] - a_1^2.
+
+    Parameters
+    ----------
+    f : callable
+        As in :func:`coefficients`.
+
+    Returns
+    -------
+    Link
+        A callable :class:`Link` named ``"<name>_perp"``; its coefficients are those of
+        ``f`` with ``a_1`` set to zero (closed form if ``f`` is a catalogue link).
+
+    Used in: chapter 1 (Hermite basics); chapter 3 (the equivalence theorem).
+    """
+    f = _check_f(f)
+    parent = f if isinstance(f, Link) else Link(getattr(f, "__name__", "f"), f, r"$f$")
+    a1 = linear_coefficient(parent)
+
+    def f_perp(z: np.ndarray) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        return np.asarray(parent.f(z), dtype=float) - a1 * z
+
+    closed = None
+    if parent.has_closed_form:
+
+        def closed(degree: int) -> np.ndarray:
+            a = parent.coefficients(degree)
+            if degree >= 1:
+                a[1] = 0.0
+            return a
+
+    ef2 = parent.second_moment - a1**2 if parent.has_closed_form else None
+    return Link(
+        f"{parent.name}_perp",
+        f_perp,
+        r"$f_\perp$",
+        description=f"remainder of {parent.name} after removing its linear part a_1 z",
+        closed_form=closed,
+        closed_second_moment=ef2,
+    )
+
+
+def partial_sum(coeffs: Any, z: Any) -> np.ndarray:
+    """Evaluate a Hermite series ``sum_{m=0}^{M} a_m h_m(z)``.
+
+    Parameters
+    ----------
+    coeffs : array_like, shape (M + 1,)
+        Coefficients ``a_0..a_M`` (finite reals, at least one).
+    z : float or array_like, shape (...)
+        Points.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+
+    Used in: chapter 1 (Hermite basics); :func:`resolve_teacher` for coefficient-array
+    teachers.
+    """
+    a = check_real("coeffs", coeffs)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"coeffs must be a non-empty 1-D array; got shape {a.shape}")
+    zz = _check_z(z)
+    degree = a.size - 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        h_prev = np.ones_like(zz)
+        total = a[0] * h_prev
+        if degree >= 1:
+            h = zz.copy()
+            total = total + a[1] * h
+            for m in range(1, degree):
+                h_prev, h = h, (zz * h - math.sqrt(m) * h_prev) / math.sqrt(m + 1)
+                total = total + a[m + 1] * h
+    return _finite_or_raise(np.asarray(total, dtype=float), zz, f"the series of degree {degree}")
+
+
+def partial_sum_errors(f: Callable, degree: int) -> np.ndarray:
+    """``L^2`` error of the Hermite partial sums of ``f``, degrees ``0..degree``.
+
+    .. math::
+
+        \\epsilon_D = \\Big(\\mathbb{E}\\big[(f(z) - \\textstyle\\sum_{m\\le D} a_m h_m(z))^2\\big]\\Big)^{1/2}
+        = \\Big(\\sum_{m > D} a_m^2\\Big)^{1/2}.
+
+    The residuals are integrated directly (not as ``E[f^2] - sum a_m^2``), so errors far
+    below ``sqrt(machine epsilon) * ||f||`` are resolved.
+
+    Parameters
+    ----------
+    f : callable
+        As in :func:`coefficients` (closed-form coefficients for a :class:`Link`).
+    degree : int
+        Largest truncation degree ``D``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (degree + 1,)
+        ``epsilon_0, ..., epsilon_degree`` (non-increasing).
+
+    Used in: chapter 1 (Hermite basics: how fast partial sums converge).
+    """
+    f = _check_f(f)
+    degree = _check_degree(degree)
+    a = coefficients(f, degree)
+    fun = f.f if isinstance(f, Link) else f
+    root_phi_norm = (2.0 * math.pi) ** -0.25
+
+    def residual(z: np.ndarray) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        s = root_phi_norm * np.exp(-0.25 * z * z)
+        parts = np.cumsum(a[:, None] * _weighted_hermite(degree, z, s), axis=0)
+        return _call_f(fun, z) * s - parts  # (degree + 1, n), each row times sqrt(phi)
+
+    def integrand(x: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", under="ignore"):
+            return (residual(x[:, 0]) ** 2).T
+
+    _probe(fun)
+    est = _integrate_pieces(integrand, 1e-16, 1e-9)
+    err2 = np.maximum.accumulate(np.clip(est, 0.0, None)[::-1])[::-1]
+    return np.sqrt(err2)
+
+
+# --------------------------------------------------------------------------------------
+# The catalogue of links
+# --------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class Link:
+    """A named link function ``f`` with its Hermite data.
+
+    Attributes
+    ----------
+    name : str
+        Key in :data:`LINKS` (``"relu"``, ``"h2"``, ...).
+    f : callable
+        Vectorized ``f(z)``, shape (n,) -> (n,).
+    label : str
+        LaTeX label for legends, e.g. ``r"$\\mathrm{ReLU}(z)$"``.
+    description : str
+        One line of prose.
+
+    A ``Link`` is itself callable (``link(z) == link.f(z)``), so it can be passed
+    wherever a teacher callable is expected. ``coefficients(degree)`` and
+    ``second_moment`` use the closed forms when given, otherwise they are computed
+    numerically once and cached.
+
+    Used in: every chapter (the teacher catalogue).
+    """
+
+    name: str
+    f: Callable[[np.ndarray], np.ndarray]
+    label: str
+    description: str = ""
+    closed_form: Callable[[int], np.ndarray] | None = field(default=None, repr=False)
+    closed_second_moment: float | None = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __call__(self, z: Any) -> np.ndarray:
+        return self.f(np.asarray(z, dtype=float))
+
+    @property
+    def has_closed_form(self) -> bool:
+        """Whether both the coefficients and ``E[f^2]`` are known in closed form."""
+        return self.closed_form is not None and self.closed_second_moment is not None
+
+    def coefficients(self, degree: int) -> np.ndarray:
+        """Hermite coefficients ``a_0..a_degree``, shape (degree + 1,)."""
+        degree = _check_degree(degree)
+        if self.closed_form is not None:
+            return np.asarray(self.closed_form(degree), dtype=float).copy()
+        cached = self._cache.get("coefficients")
+        if cached is None or cached.size <= degree:
+            cached, ef2 = _gaussian_integrals(self.f, max(degree, 40))
+            self._cache["coefficients"] = cached
+            self._cache.setdefault("second_moment", ef2)
+        return cached[: degree + 1].copy()
+
+    @property
+    def second_moment(self) -> float:
+        """``E[f(z)^2]`` for ``z ~ N(0, 1)``."""
+        if self.closed_second_moment is not None:
+            return float(self.closed_second_moment)
+        if "second_moment" not in self._cache:
+            self._cache["second_moment"] = _gaussian_integrals(self.f, -1)[1]
+        return float(self._cache["second_moment"])
+
+
+def _values_at_zero(degree: int) -> np.ndarray:
+    """``h_m(0)`` for ``m = 0..degree``: ``(-1)^k (2k-1)!! / sqrt((2k)!)`` at ``m = 2k``."""
+    return _weighted_hermite(degree, np.zeros(()))
+
+
+def _sign_coefficients(degree: int) -> np.ndarray:
+    # E[sign(z) h_m] = 2 phi(0) h_{m-1}(0) / sqrt(m)  (m >= 1): odd m only.
+    a = np.zeros(degree + 1)
+    if degree >= 1:
+        m = np.arange(1, degree + 1)
+        a[1:] = 2.0 * _PHI0 * _values_at_zero(degree - 1) / np.sqrt(m)
+    return a
+
+
+def _relu_coefficients(degree: int) -> np.ndarray:
+    # a_0 = phi(0), a_1 = 1/2, a_m = phi(0) [h_m(0) + sqrt(m/(m-1)) h_{m-2}(0)] for m >= 2,
+    # i.e. a_{2k} = (-1)^{k+1} (2k-3)!! / (sqrt(2 pi) sqrt((2k)!)) and a_{odd >= 3} = 0.
+    a = np.zeros(degree + 1)
+    a[0] = _PHI0
+    if degree >= 1:
+        a[1] = 0.5
+    if degree >= 2:
+        h0 = _values_at_zero(degree)
+        m = np.arange(2, degree + 1)
+        a[2:] = _PHI0 * (h0[2:] + np.sqrt(m / (m - 1.0)) * h0[:-2])
+    return a
+
+
+def _abs_coefficients(degree: int) -> np.ndarray:
+    a = 2.0 * _relu_coefficients(degree)  # |z| = 2 relu(z) - z
+    if degree >= 1:
+        a[1] -= 1.0
+    return a
+
+
+def _erf_coefficients(degree: int) -> np.ndarray:
+    # erf(z): a_{2k+1} = (2/sqrt(pi)) 3^{-1/2} (-2/3)^k (2k-1)!! / sqrt((2k+1)!)
+    a = np.zeros(degree + 1)
+    if degree >= 1:
+        a[1] = 2.0 / math.sqrt(3.0 * math.pi)
+        for m in range(3, degree + 1, 2):  # ratio a_m / a_{m-2}
+            a[m] = a[m - 2] * (-2.0 / 3.0) * (m - 2) / math.sqrt((m - 1.0) * m)
+    return a
+
+
+def _sin_coefficients(degree: int) -> np.ndarray:
+    # E[e^{iz} He_m] = i^m e^{-1/2}  =>  a_m = (-1)^{(m-1)/2} e^{-1/2} / sqrt(m!), m odd
+    m = np.arange(degree + 1)
+    sign = np.where(m % 2 == 1, (-1.0) ** ((m - 1) // 2), 0.0)
+    return sign * np.exp(-0.5 - 0.5 * special.gammaln(m + 1.0))
+
+
+def _fixed(values: list[float]) -> Callable[[int], np.ndarray]:
+    def closed(degree: int) -> np.ndarray:
+        a = np.zeros(degree + 1)
+        n = min(len(values), degree + 1)
+        a[:n] = values[:n]
+        return a
+
+    return closed
+
+
+def _polynomial(hermite_coeffs: list[float]) -> Callable[[np.ndarray], np.ndarray]:
+    """``z -> sum_m c_m h_m(z)`` through ``numpy.polynomial.hermite_e`` (small degree)."""
+    c = np.asarray(hermite_coeffs, dtype=float)
+    he = c / np.sqrt(special.factorial(np.arange(c.size)))  # h_m = He_m / sqrt(m!)
+
+    def poly(z: np.ndarray) -> np.ndarray:
+        return _herme.hermeval(np.asarray(z, dtype=float), he)
+
+    return poly
+
+
+def _relu(z: np.ndarray) -> np.ndarray:
+    return np.maximum(z, 0.0)
+
+
+def _identity(z: np.ndarray) -> np.ndarray:
+    return np.asarray(z, dtype=float) * 1.0
+
+
+def _make_links() -> dict[str, Link]:
+    links = [
+        Link("linear", _identity, r"$z$", "the linear teacher f(z) = z = h_1(z)",
+             _fixed([0.0, 1.0]), 1.0),
+        Link("relu", _relu, r"$\mathrm{ReLU}(z)$", "rectified linear unit max(z, 0)",
+             _relu_coefficients, 0.5),
+        Link("abs", np.abs, r"$|z|$", "absolute value |z| = 2 ReLU(z) - z",
+             _abs_coefficients, 1.0),
+        Link("sign", np.sign, r"$\mathrm{sign}(z)$", "sign of z (a jump at 0)",
+             _sign_coefficients, 1.0),
+        Link("tanh", np.tanh, r"$\tanh(z)$", "hyperbolic tangent (no closed form: numerical)"),
+        Link("erf", special.erf, r"$\mathrm{erf}(z)$", "error function erf(z)",
+             _erf_coefficients, 2.0 / math.pi * math.asin(2.0 / 3.0)),
+        Link("sin", np.sin, r"$\sin(z)$", "sine", _sin_coefficients, 0.5 * (1.0 - math.exp(-2.0))),
+        Link("h2", _polynomial([0.0, 0.0, 1.0]), r"$h_2(z)$", "h_2(z) = (z^2 - 1)/sqrt(2): a_1 = 0",
+             _fixed([0.0, 0.0, 1.0]), 1.0),
+        Link("h3", _polynomial([0.0, 0.0, 0.0, 1.0]), r"$h_3(z)$", "h_3(z) = (z^3 - 3z)/sqrt(6)",
+             _fixed([0.0, 0.0, 0.0, 1.0]), 1.0),
+        Link("cubic", _polynomial([0.0, 1.0, 0.0, 0.5]), r"$h_1(z) + \frac{1}{2}h_3(z)$",
+             "h_1 + 0.5 h_3", _fixed([0.0, 1.0, 0.0, 0.5]), 1.25),
+        Link("offset", _polynomial([0.5, 1.0]), r"$\frac{1}{2} + z$", "0.5 + z (a mean offset)",
+             _fixed([0.5, 1.0]), 1.25),
+    ]
+    return {link.name: link for link in links}
+
+
+#: The catalogue of teachers used throughout the book, keyed by name.
+LINKS: dict[str, Link] = _make_links()
+
+
+def get_link(name: str) -> Link:
+    """The catalogue :class:`Link` called ``name`` (case-insensitive).
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
+    ValueError
+        If ``name`` is not in :data:`LINKS`; the message lists the names.
+
+    Used in: every chapter.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string naming a link; got {name!r}")
+    key = name.strip().lower()
+    if key not in LINKS:
+        raise ValueError(f"name must be one of {sorted(LINKS)}; got {name!r}")
+    return LINKS[key]
+
+
+def _as_coefficient_array(teacher: Any) -> np.ndarray | None:
+    if isinstance(teacher, (list, tuple, np.ndarray)):
+        a = check_real("teacher", teacher)
+        if a.ndim != 1 or a.size == 0:
+            raise ValueError(
+                f"teacher given as Hermite coefficients must be a non-empty 1-D array; "
+                f"got shape {a.shape}"
+            )
+        return a
+    return None
+
+
+def resolve_teacher(teacher: Any = None) -> Callable[[np.ndarray], np.ndarray]:
+    """Turn any way of naming a teacher into a vectorized callable ``f``.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or array_like of shape (M + 1,)
+        ``None`` is the linear teacher ``f(z) = z``; a string is a key of :data:`LINKS`;
+        a callable (including a :class:`Link`) is returned unchanged; a 1-D array is read
+        as Hermite coefficients ``a_0..a_M`` and gives ``z -> sum_m a_m h_m(z)``.
+
+    Returns
+    -------
+    callable
+        ``f(z)`` for ``z`` of shape (n,), returning shape (n,).
+
+    Raises
+    ------
+    TypeError
+        For any other type. ``ValueError`` for an unknown name or a bad array.
+
+    Used in: every chapter (the samplers call it).
+    """
+    if teacher is None:
+        return LINKS["linear"]
+    if isinstance(teacher, str):
+        try:
+            return get_link(teacher)
+        except ValueError:
+            raise ValueError(f"teacher must be one of {sorted(LINKS)}; got {teacher!r}") from None
+    if callable(teacher):
+        return teacher
+    a = _as_coefficient_array(teacher)
+    if a is not None:
+        coeffs = a.copy()
+
+        def series(z: np.ndarray) -> np.ndarray:
+            return partial_sum(coeffs, z)
+
+        return series
+    raise TypeError(
+        "teacher must be None (linear), a name in LINKS, a callable f(z) or a 1-D array of "
+        f"Hermite coefficients; got {teacher!r} of type {type(teacher).__name__}"
+    )
+
+
+def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
+    """``(a_0, a_1, E[f(z)^2])`` of a teacher, ``z ~ N(0, 1)``.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or array_like of shape (M + 1,)
+        As in :func:`resolve_teacher`. For an array the ``a_m`` are given and
+        ``E[f^2] = sum_m a_m^2``; for a catalogue link the closed forms are used; for
+        another callable the integrals are computed numerically.
+
+    Returns
+    -------
+    (a0, a1, ef2) : tuple of float
+
+    Used in: chapter 1 (effective-noise table); chapters 3-5 (the theory of nonlinear
+    teachers).
+    """
+    a = _as_coefficient_array(teacher) if not isinstance(teacher, str) else None
+    if a is not None:
+        a1 = float(a[1]) if a.size > 1 else 0.0
+        return float(a[0]), a1, float(np.sum(a**2))
+    f = resolve_teacher(teacher)
+    if isinstance(f, Link):
+        a01 = f.coefficients(1)
+        return float(a01[0]), float(a01[1]), f.second_moment
+    a01, ef2 = _gaussian_integrals(f, 1)
+    return float(a01[0]), float(a01[1]), ef2
+
+
+def gaussian_equivalent(teacher: Any, rho: float) -> tuple[Link, float]:
+    """The linear teacher with the same mean, ``E[y z]`` and ``E[y^2]`` as ``teacher``.
+
+    .. math::
+
+        g(z) = a_0 + a_1 z, \\qquad
+        \\rho_{\\mathrm{eq}} = \\rho + \\mathbb{E}[f(z)^2] - a_0^2 - a_1^2
+        = \\rho + \\sum_{m \\ge 2} a_m^2 .
+
+    Labels ``y = g(z) + sqrt(rho_eq) eps`` have the same first and second moments
+    (jointly with ``z``) as ``y = f(z) + sqrt(rho) eps``.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or array_like
+        As in :func:`resolve_teacher`.
+    rho : float
+        Label-noise variance, ``rho >= 0``.
+
+    Returns
+    -------
+    g : Link
+        The affine link ``a_0 + a_1 z`` (closed-form coefficients).
+    rho_eq : float
+        Its noise variance (a rounding error below 1e-12 is clipped to zero).
+
+    Used in: chapter 3 (the equivalence theorem); chapters 4-5 (simulation checks).
+    """
+    rho = float(check_real("rho", rho, low=0.0))
+    a0, a1, ef2 = teacher_moments(teacher)
+    extra = ef2 - a0**2 - a1**2
+    if -1e-12 * max(1.0, ef2) < extra < 0.0:
+        extra = 0.0
+    if teacher is None or isinstance(teacher, str):
+        name = resolve_teacher(teacher).name
+    else:
+        name = getattr(teacher, "name", getattr(teacher, "__name__", "teacher"))
+
+    def affine(z: np.ndarray) -> np.ndarray:
+        return a0 + a1 * np.asarray(z, dtype=float)
+
+    g = Link(
+        f"{name}_gauss_eq",
+        affine,
+        rf"${a0:.3g} + {a1:.3g}\,z$",
+        description=f"Gaussian-equivalent linear teacher of {name}",
+        closed_form=_fixed([a0, a1]),
+        closed_second_moment=a0**2 + a1**2,
+    )
+    return g, rho + extra
