@@ -22,6 +22,13 @@ __all__ = [
     "new_figure",
     "theory_line",
     "sim_points",
+    "plain_log_ticks",
+    "coefficient_stems",
+    "hermite_expansion_figure",
+    "task_diversity_figure",
+    "finite_data_figure",
+    "extrapolation_panel",
+    "equivalence_figure",
 ]
 
 #: One colour per teacher, used in every chapter (colour-blind safe, Okabe-Ito).
@@ -103,7 +110,9 @@ def theory_line(ax, x, y, *, label: str | None = None, color: str | None = None,
     y = np.asarray(y, dtype=float)
     y = np.where(np.isfinite(y), y, np.nan)
     kwargs.setdefault("lw", 1.8)
-    return ax.plot(x, y, "-", label=label, color=color, **kwargs)
+    if "ls" not in kwargs and "linestyle" not in kwargs:
+        kwargs["ls"] = "-"  # solid by default; a caller's ls="--" wins without a warning
+    return ax.plot(x, y, label=label, color=color, **kwargs)
 
 
 def sim_points(ax, x, mean, err=None, *, label: str | None = None, color: str | None = None, marker: str = "o", **kwargs: Any):
@@ -120,3 +129,339 @@ def sim_points(ax, x, mean, err=None, *, label: str | None = None, color: str | 
     kwargs.setdefault("mfc", "white")
     kwargs.setdefault("mew", 1.3)
     return ax.errorbar(x, mean, yerr=err, fmt=marker, label=label, color=color, **kwargs)
+
+
+def plain_log_ticks(ax, axis: str = "y") -> None:
+    """Tick a logarithmic axis at 1, 2, 5 x 10^k and label it with plain numbers (``0.5, 1, 2``).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    axis : {"x", "y", "both"}
+        Which axis to relabel; it should already be on a log scale.
+
+    Notes
+    -----
+    Used in: chapter 2 (learning curves on a log scale).
+    """
+    if axis not in ("x", "y", "both"):
+        raise ValueError(f"axis must be 'x', 'y' or 'both'; got {axis!r}")
+    for name in ("x", "y") if axis == "both" else (axis,):
+        target = ax.xaxis if name == "x" else ax.yaxis
+        target.set_major_locator(mpl.ticker.LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+        target.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        target.set_minor_formatter(mpl.ticker.NullFormatter())
+
+
+def coefficient_stems(ax, coeffs, *, color: str | None = None, label: str | None = None, offset: float = 0.0):
+    """Draw Hermite coefficients ``a_0..a_M`` as a stem plot against ``m``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    coeffs : array_like, shape (M + 1,)
+    offset : float
+        Horizontal shift of the stems (to show several links side by side).
+
+    Used in: chapter 1 (Hermite basics).
+    """
+    a = np.asarray(coeffs, dtype=float)
+    m = np.arange(a.size) + offset
+    color = color or _CYCLE[0]
+    ax.vlines(m, 0.0, a, color=color, lw=1.6)
+    ax.plot(m, a, "o", color=color, ms=4, label=label)
+    ax.axhline(0.0, color="0.4", lw=0.8)
+    ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
+    ax.set_xlabel(r"$m$")
+    ax.set_ylabel(r"$a_m$")
+    return ax
+
+
+def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float = 3.5):
+    """Two panels: the coefficients ``a_0..a_D`` of a catalogue link and its partial sum.
+
+    Left: stems of ``a_m`` for ``m <= D``. Right: ``f(z)`` and the partial sum
+    ``S_D f(z) = sum_{m <= D} a_m h_m(z)`` on ``[-z_max, z_max]``, with the ``L^2``
+    error ``E[(f - S_D f)^2]^{1/2}`` (computed by :func:`lib.hermite.partial_sum_errors`)
+    in the legend.
+
+    Parameters
+    ----------
+    name : str
+        Key of :data:`lib.hermite.LINKS`.
+    degree : int
+        Truncation degree ``D >= 0``.
+    z_max : float
+        Half-width of the plotted range.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Used in: chapter 1 (Hermite basics; the static figure of the explorer in
+    :func:`lib.widgets.hermite_explorer`).
+    """
+    from lib import hermite  # local import: plotting must not depend on hermite at import
+
+    link = hermite.get_link(name)
+    a = link.coefficients(degree)
+    error = hermite.partial_sum_errors(link, degree)[-1]
+    color = color_for(link.name)
+    fig, (left, right) = new_figure(ncols=2)
+    coefficient_stems(left, a, color=color)
+    z = np.linspace(-z_max, z_max, 701)
+    right.plot(z, link(z), color="0.2", lw=2.2, label=link.label)
+    right.plot(z, hermite.partial_sum(a, z), "--", color=color, lw=1.8,
+               label=rf"$S_{{{degree}}}f$, $L^2$ error {error:.3g}")
+    right.set_xlabel(r"$z$")
+    right.set_ylabel(r"$f(z)$,  $S_D f(z)$")
+    right.legend(loc="best")
+    return fig
+
+
+def task_diversity_figure(
+    teacher: str = "relu",
+    alpha: float = 5.0,
+    tau: float = 5.0,
+    rho: float = 0.1,
+    lam: float = 0.0,
+    kappa_range: tuple[float, float] = (1e-2, 1e2),
+    n_points: int = 241,
+):
+    """The asymptotic ICL and IDG errors of one teacher against the task diversity kappa.
+
+    Draws ``e_ICL(kappa)`` (solid, at ridge strength ``lam``) and the ridgeless
+    ``e_IDG(kappa)`` (dashed) from :func:`lib.theory.nonlinear_icl_error` and
+    :func:`lib.theory.nonlinear_idg_error` on a log grid of ``kappa``, with two reference
+    levels: the ``kappa = inf`` ICL error (grey, dotted) and the effective noise
+    ``rho_nl = rho + E[f^2] - a_1^2`` (:func:`lib.theory.effective_noise`), the floor no
+    amount of data or diversity removes (black, dotted).
+
+    Parameters
+    ----------
+    teacher : str
+        Key of :data:`lib.hermite.LINKS` (sets the colour, :func:`color_for`).
+    alpha, tau, rho, lam : float
+        Context length ``ell/d``, pretraining contexts ``n/d^2``, label noise, ridge.
+    kappa_range : (float, float)
+        Plotted range ``0 < kappa_min < kappa_max < inf`` (log scale).
+    n_points : int
+        Grid size.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Used in: chapter 5 (task diversity; the static figure of
+    :func:`lib.widgets.task_diversity_explorer`).
+    """
+    from lib import hermite, theory  # local import, as in hermite_expansion_figure
+
+    link = hermite.get_link(teacher)
+    lo, hi = (float(v) for v in kappa_range)
+    if not (0.0 < lo < hi < np.inf):
+        raise ValueError(f"kappa_range must satisfy 0 < kappa_min < kappa_max < inf; got {kappa_range!r}")
+    kappa = np.logspace(np.log10(lo), np.log10(hi), int(n_points))
+    color = color_for(link.name)
+    fig, ax = new_figure(width=6.2, height=3.8)
+    theory_line(ax, kappa, theory.nonlinear_icl_error(link, alpha, kappa, tau, rho, lam),
+                color=color, label=r"$e_{\mathrm{ICL}}$" + (rf" ($\lambda = {lam:g}$)" if lam > 0 else ""))
+    (idg,) = theory_line(ax, kappa, theory.nonlinear_idg_error(link, alpha, kappa, tau, rho),
+                         color=color, label=r"$e_{\mathrm{IDG}}$ (ridgeless)")
+    idg.set_linestyle("--")
+    e_inf = theory.nonlinear_icl_error(link, alpha, np.inf, tau, rho, lam)
+    if np.isfinite(e_inf):
+        ax.axhline(e_inf, color="0.55", ls=":", lw=1.4, label=r"$e_{\mathrm{ICL}}$ at $\kappa = \infty$")
+    ax.axhline(theory.effective_noise(link, rho), color="0.1", ls=":", lw=1.2, label=r"$\rho_{\mathrm{nl}}$")
+    ax.set_xscale("log")
+    ax.set_xlabel(r"task diversity $\kappa = k/d$")
+    ax.set_ylabel(r"test error")
+    ax.legend(loc="best", title=link.label)
+    return fig
+
+
+def finite_data_figure(
+    teacher: str = "relu",
+    alpha: float = 2.0,
+    kappa: float = np.inf,
+    rho: float = 0.1,
+    lam: float = 0.0,
+    tau_max: float = 6.0,
+    n_points: int = 400,
+):
+    """The asymptotic ICL error of one teacher against the pretraining data tau.
+
+    Draws ``e_ICL(tau)`` for ``teacher`` and, thinner, for the linear teacher
+    (:func:`lib.theory.nonlinear_icl_error`, ridge ``lam``), on a log error axis with
+    two reference levels per teacher: the ridgeless ``tau -> inf`` floor (dashed;
+    evaluated at ``tau = 1e12``, where the ridgeless formula, affine in ``1/(tau - 1)``,
+    is within 1e-11 of its limit) and the effective noise ``rho_nl``
+    (:func:`lib.theory.effective_noise`, dotted). With ``lam = 0`` the curves have the
+    interpolation peak at ``tau = 1`` (a gap in the line).
+
+    Parameters
+    ----------
+    teacher : str
+        Key of :data:`lib.hermite.LINKS` (sets the colour, :func:`color_for`).
+    alpha, kappa, rho, lam : float
+        Context length ``ell/d``, task diversity ``k/d`` (``inf`` allowed), label noise,
+        ridge strength.
+    tau_max : float
+        Largest ``tau = n/d^2`` shown (> 1).
+    n_points : int
+        Grid size.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Used in: chapter 4 (finite pretraining data; the static figure of
+    :func:`lib.widgets.finite_data_explorer`).
+    """
+    from lib import hermite, theory  # local import, as in hermite_expansion_figure
+
+    link = hermite.get_link(teacher)
+    tau_max = float(tau_max)
+    if not 1.0 < tau_max < np.inf:
+        raise ValueError(f"tau_max must be a finite number > 1; got {tau_max!r}")
+    tau = np.union1d(np.linspace(tau_max / int(n_points), tau_max, int(n_points)), [1.0])
+    names = [link.name] if link.name == "linear" else [link.name, "linear"]
+    fig, ax = new_figure(width=6.2, height=3.8)
+    levels = []
+    for name in names:
+        color, main = color_for(name), name == link.name
+        label = hermite.get_link(name).label
+        theory_line(ax, tau, theory.nonlinear_icl_error(name, alpha, kappa, tau, rho, lam),
+                    color=color, lw=1.8 if main else 1.0, label=label)
+        floor = theory.nonlinear_icl_error(name, alpha, kappa, 1e12, rho)
+        rho_nl = theory.effective_noise(name, rho)
+        ax.axhline(floor, color=color, ls="--", lw=1.0)
+        if rho_nl > 0:
+            ax.axhline(rho_nl, color=color, ls=":", lw=1.0)
+        levels += [floor, rho_nl]
+    ax.axvline(1.0, color="0.6", lw=0.8, ls=":")
+    positive = [v for v in levels if v > 0]
+    ax.set_yscale("log")
+    ax.set_ylim(0.7 * min(positive), 15.0 * max(positive))
+    ax.set_xlim(0.0, tau_max)
+    ax.plot([], [], "k--", lw=1.0, label=r"$\tau\to\infty$ floor ($\lambda \to 0$)")
+    ax.plot([], [], "k:", lw=1.0, label=r"$\rho_{\mathrm{nl}}$")
+    ax.set_xlabel(r"$\tau = n/d^2$")
+    ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
+    ax.legend(loc="upper right", fontsize=9)
+    return fig
+
+
+def extrapolation_panel(ax, d, mean, se=None, fit=None, *, color: str | None = None, marker: str = "o",
+                        label: str | None = None, **kwargs: Any):
+    """Finite-size data against ``1/d`` with the fitted law drawn down to ``1/d = 0``.
+
+    Draws the per-``d`` means as markers with error bars (:func:`sim_points`) at
+    ``x = 1/d`` and, if ``fit`` is given, the fitted curve ``e_inf + c x^b`` (dashed) from
+    ``x = 0`` to the largest ``x``, with the extrapolated value ``e_inf +- e_inf_se`` as
+    a filled marker at ``x = 0``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    d : array_like, shape (m,)
+        Dimensions.
+    mean, se : array_like, shape (m,)
+        Errors and their standard errors (for instance from :func:`lib.finite_size.summarize`).
+    fit : lib.finite_size.FiniteSizeFit, optional
+        Output of :func:`lib.finite_size.extrapolate` (fields ``e_inf``, ``e_inf_se``,
+        ``c``, ``b``).
+    color, marker, label
+        Passed to :func:`sim_points`.
+
+    Used in: chapter 3 (verification of the equivalence).
+    """
+    x = 1.0 / np.asarray(d, dtype=float)
+    handle = sim_points(ax, x, mean, se, color=color, marker=marker, label=label, **kwargs)
+    if fit is not None:
+        xs = np.linspace(0.0, 1.04 * x.max(), 200)
+        ax.plot(xs, fit.e_inf + fit.c * xs ** fit.b, "--", color=color, lw=1.1)
+        ax.errorbar([0.0], [fit.e_inf], yerr=[fit.e_inf_se], fmt=marker, color=color, ms=4.5,
+                    mfc=color, mew=1.0)
+    return handle
+
+
+def equivalence_figure(
+    teacher: Any = "relu",
+    alpha: float = 2.0,
+    kappa: float = 1.5,
+    rho: float = 0.1,
+    lam: float = 0.0,
+    tau_range: tuple[float, float] = (0.05, 100.0),
+    label: str | None = None,
+    n_points: int = 400,
+):
+    """The predicted ICL error of one teacher against ``tau``, with its error floor.
+
+    Draws, from the nonlinearity-noise equivalence (:func:`lib.theory.nonlinear_icl_error`),
+
+    .. math::
+
+        e_f(\\tau) = a_1^2\\, e_{\\mathrm{lin}}(\\alpha, \\kappa, \\tau, \\rho_{nl}/a_1^2, \\lambda/a_1^2)
+        \\quad (a_1 \\ne 0), \\qquad e_f(\\tau) = e_{\\mathrm{noise}}(\\rho_{nl}, \\alpha, \\tau, \\lambda)
+        \\quad (a_1 = 0),
+
+    on a log grid of ``tau`` (solid, the teacher's colour), the error ``E[y^2] = E[f^2] + rho``
+    of the zero predictor for reference (grey, dashed), the
+    ``tau -> infinity`` limit of ``e_f`` at this ``alpha, kappa`` (grey, dotted) and the
+    floor ``rho_nl = rho + E[f^2] - a_1^2`` (black, dotted) that no amount of data removes.
+    The legend title gives ``a_1`` and ``rho_nl``. At ``tau = 1`` with ``lam = 0`` the
+    curves diverge (the interpolation peak) and are clipped by the axis limits.
+
+    Parameters
+    ----------
+    teacher : str, Link or callable
+        A key of :data:`lib.hermite.LINKS`, a :class:`lib.hermite.Link` or a vectorized
+        callable ``f(z)`` (its moments are then computed by quadrature).
+    alpha, kappa, rho, lam : float
+        Context length ``ell/d``, task diversity ``k/d`` (``inf`` allowed), label noise,
+        ridge strength.
+    tau_range : (float, float)
+        Plotted range ``0 < tau_min < tau_max < inf`` (log scale).
+    label : str, optional
+        Legend label of the teacher (default: the link's own label).
+    n_points : int
+        Grid size.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Used in: chapter 3 (the equivalence theorem; the static figure of
+    :func:`lib.widgets.equivalence_explorer`).
+    """
+    from lib import hermite, theory  # local import, as in hermite_expansion_figure
+
+    lo, hi = (float(v) for v in tau_range)
+    if not (0.0 < lo < hi < np.inf):
+        raise ValueError(f"tau_range must satisfy 0 < tau_min < tau_max < inf; got {tau_range!r}")
+    if isinstance(teacher, str):
+        teacher = hermite.get_link(teacher)
+    name = getattr(teacher, "name", "")
+    if label is None:
+        label = getattr(teacher, "label", None) or r"$f(z)$"
+    a0, a1, ef2 = hermite.teacher_moments(teacher)
+    rho_nl = float(theory.effective_noise(teacher, rho))
+    tau = np.geomspace(lo, hi, int(n_points))
+    e_f = np.asarray(theory.nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam), dtype=float)
+    e_lim = float(theory.nonlinear_icl_error(teacher, alpha, kappa, 1e12, rho, lam))
+
+    fig, ax = new_figure(width=6.2, height=3.8)
+    theory_line(ax, tau, e_f, color=color_for(name), label=label)
+    ax.axhline(ef2 + rho, color="0.55", ls="--", lw=1.3, label=r"predicting $0$: $\mathbb{E}[y^2]$")
+    ax.axhline(e_lim, color="0.55", ls=":", lw=1.3, label=r"$\tau \to \infty$ at this $\alpha, \kappa$")
+    ax.axhline(rho_nl, color="0.1", ls=":", lw=1.3, label=r"floor $\rho_{\mathrm{nl}}$")
+    finite = e_f[np.isfinite(e_f)]
+    bottom = 0.8 * min(rho_nl if rho_nl > 0 else np.inf, finite.min() if finite.size else np.inf, 1.0)
+    ax.set(xscale="log", yscale="log", ylim=(max(bottom, 1e-3), 4.0 * max(ef2 + rho, 0.1)))
+    plain_log_ticks(ax, "y")
+    ax.set_xlabel(r"$\tau = n/d^2$")
+    ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
+    ax.legend(loc="upper right", fontsize=8.5,
+              title=rf"$a_1 = {a1:.4g}$,  $\rho_{{\mathrm{{nl}}}} = {rho_nl:.4g}$", title_fontsize=9)
+    return fig

@@ -1,0 +1,345 @@
+"""Interactive explorers (ipywidgets) for the chapters of the book.
+
+Each explorer is one function returning a widget. A chapter first draws the static
+figure with default values (so that a reader of the HTML without a kernel sees it) and
+then, in a separate cell, calls the explorer, which redraws the same figure function from
+:mod:`lib.plotting` as the controls move. The explorers need a running kernel (Binder,
+Colab or a local Jupyter).
+
+Used in: chapter 1 (Hermite basics); later chapters add their own explorers here.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+
+__all__ = ["hermite_explorer", "task_diversity_explorer", "finite_data_explorer",
+           "equivalence_explorer", "link_from_expression", "EXPRESSION_NAMES"]
+
+
+def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) -> widgets.Widget:
+    """Explore the Hermite expansion of a catalogue link.
+
+    A drop-down chooses the link ``f`` from :data:`lib.hermite.LINKS` and a slider the
+    truncation degree ``D``; the figure of :func:`lib.plotting.hermite_expansion_figure`
+    (coefficients ``a_0..a_D`` and the partial sum ``S_D f`` with its ``L^2`` error)
+    is redrawn.
+
+    Parameters
+    ----------
+    name : str
+        Initial link.
+    degree : int
+        Initial degree.
+    max_degree : int
+        Largest degree on the slider.
+
+    Returns
+    -------
+    ipywidgets.Widget
+        Display it (it is the value of the cell).
+
+    Used in: chapter 1 (Hermite basics).
+    """
+    from lib.hermite import LINKS, get_link
+    from lib.plotting import hermite_expansion_figure
+
+    get_link(name)  # validates the name
+    names = sorted(LINKS)
+
+    def show(name: str, degree: int) -> None:
+        hermite_expansion_figure(name, degree)
+        plt.show()
+
+    return widgets.interactive(
+        show,
+        name=widgets.Dropdown(options=names, value=name.strip().lower(), description="f"),
+        degree=widgets.IntSlider(value=degree, min=0, max=max_degree, step=1, description="degree D"),
+    )
+
+
+def task_diversity_explorer(
+    teacher: str = "relu",
+    alpha: float = 5.0,
+    tau: float = 5.0,
+    rho: float = 0.1,
+    lam: float = 0.0,
+    kappa_range: tuple[float, float] = (1e-2, 1e2),
+) -> widgets.Widget:
+    """Explore the ICL and IDG errors against the task diversity kappa.
+
+    A drop-down chooses the teacher from :data:`lib.hermite.LINKS`; sliders set the
+    context length ``alpha``, the pretraining data ``tau``, the label noise ``rho``, the
+    ridge ``lam`` (ICL curve only: the IDG formula is ridgeless) and the plotted range of
+    ``log10 kappa``. The figure of :func:`lib.plotting.task_diversity_figure` is redrawn.
+    At ``tau = 1`` with ``lam = 0`` the curves are infinite (the interpolation peak) and
+    are not drawn.
+
+    Parameters
+    ----------
+    teacher : str
+        Initial teacher.
+    alpha, tau, rho, lam : float
+        Initial values (``alpha`` and ``tau`` on log sliders from 0.1 to 100).
+    kappa_range : (float, float)
+        Initial plotted range of ``kappa``, within ``[1e-3, 1e3]``.
+
+    Returns
+    -------
+    ipywidgets.Widget
+        Display it (it is the value of the cell).
+
+    Used in: chapter 5 (task diversity).
+    """
+    import numpy as np
+
+    from lib.hermite import LINKS, get_link
+    from lib.plotting import task_diversity_figure
+
+    get_link(teacher)  # validates the name
+    lo, hi = (float(np.log10(v)) for v in kappa_range)
+
+    def show(teacher: str, alpha: float, tau: float, rho: float, lam: float, log10_kappa: tuple) -> None:
+        task_diversity_figure(teacher, alpha, tau, rho, lam, (10.0 ** log10_kappa[0], 10.0 ** log10_kappa[1]))
+        plt.show()
+
+    log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
+    return widgets.interactive(
+        show,
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
+        alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
+        tau=widgets.FloatLogSlider(value=tau, description="τ", **log_slider),
+        rho=widgets.FloatSlider(value=rho, min=0.0, max=2.0, step=0.01, description="ρ"),
+        lam=widgets.FloatSlider(value=lam, min=0.0, max=2.0, step=0.01, description="λ"),
+        log10_kappa=widgets.FloatRangeSlider(value=(lo, hi), min=-3.0, max=3.0, step=0.1, description="log₁₀ κ"),
+    )
+
+
+def finite_data_explorer(
+    teacher: str = "relu",
+    alpha: float = 2.0,
+    kappa: float = float("inf"),
+    rho: float = 0.1,
+    lam: float = 0.0,
+    tau_max: float = 6.0,
+) -> widgets.Widget:
+    """Explore the ICL error against the pretraining data tau (the double-descent curve).
+
+    A drop-down chooses the teacher from :data:`lib.hermite.LINKS`; sliders set the
+    context length ``alpha``, the task diversity ``kappa`` (with a check box for
+    ``kappa = inf``, a fresh task for every context), the label noise ``rho``, the ridge
+    ``lam`` and the largest ``tau`` shown. The figure of
+    :func:`lib.plotting.finite_data_figure` (the teacher and the linear teacher, their
+    ``tau -> inf`` floors and ``rho_nl``) is redrawn. With ``lam = 0`` the curves diverge
+    at ``tau = 1``.
+
+    Parameters
+    ----------
+    teacher : str
+        Initial teacher.
+    alpha, kappa, rho, lam : float
+        Initial values (``alpha`` and ``kappa`` on log sliders from 0.1 to 100;
+        ``kappa = inf`` ticks the check box).
+    tau_max : float
+        Initial largest ``tau`` (slider from 1.5 to 20).
+
+    Returns
+    -------
+    ipywidgets.Widget
+        Display it (it is the value of the cell).
+
+    Used in: chapter 4 (finite pretraining data).
+    """
+    import math
+
+    from lib.hermite import LINKS, get_link
+    from lib.plotting import finite_data_figure
+
+    get_link(teacher)  # validates the name
+    fresh = math.isinf(kappa)
+
+    def show(teacher: str, alpha: float, kappa: float, fresh_tasks: bool, rho: float, lam: float, tau_max: float) -> None:
+        finite_data_figure(teacher, alpha, math.inf if fresh_tasks else kappa, rho, lam, tau_max)
+        plt.show()
+
+    log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
+    return widgets.interactive(
+        show,
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
+        alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
+        kappa=widgets.FloatLogSlider(value=1.5 if fresh else kappa, description="κ", **log_slider),
+        fresh_tasks=widgets.Checkbox(value=fresh, description="κ = ∞"),
+        rho=widgets.FloatSlider(value=rho, min=0.0, max=2.0, step=0.01, description="ρ"),
+        lam=widgets.FloatSlider(value=lam, min=0.0, max=2.0, step=0.01, description="λ"),
+        tau_max=widgets.FloatSlider(value=tau_max, min=1.5, max=20.0, step=0.5, description="τ max"),
+    )
+
+
+_ALLOWED_NODES = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Load, ast.Constant,
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv, ast.USub, ast.UAdd,
+    ast.Gt, ast.GtE, ast.Lt, ast.LtE, ast.Eq, ast.NotEq,
+)
+
+#: Names an expression typed into :func:`equivalence_explorer` may use (besides ``z``).
+EXPRESSION_NAMES: dict = {}
+
+
+def _expression_names() -> dict:
+    if not EXPRESSION_NAMES:
+        import numpy as np
+        from scipy import special
+
+        EXPRESSION_NAMES.update({
+            "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp, "log": np.log,
+            "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh,
+            "cosh": np.cosh, "arctan": np.arctan, "maximum": np.maximum, "minimum": np.minimum,
+            "where": np.where, "clip": np.clip, "erf": special.erf, "pi": np.pi, "e": np.e,
+            "relu": lambda x: np.maximum(x, 0.0), "heaviside": lambda x: np.heaviside(x, 0.5),
+        })
+    return EXPRESSION_NAMES
+
+
+def link_from_expression(expression: str):
+    """Turn a formula in ``z`` (for instance ``"relu(z) - 0.2 * z**2"``) into a link.
+
+    The expression may use ``z``, numbers, arithmetic operators and the names of
+    :data:`EXPRESSION_NAMES` (``abs, sign, sqrt, exp, log, sin, cos, tan, tanh, sinh,
+    cosh, arctan, maximum, minimum, where, clip, erf, relu, heaviside, pi, e``); nothing
+    else (no attributes, no other names), so typing it cannot run arbitrary code. Its
+    Hermite moments are then computed by quadrature (:func:`lib.hermite.teacher_moments`).
+
+    Parameters
+    ----------
+    expression : str
+        The formula, vectorized in ``z``.
+
+    Returns
+    -------
+    lib.hermite.Link
+        A link named ``"custom"`` with label ``$f(z) = <expression>$``.
+
+    Raises
+    ------
+    TypeError
+        If ``expression`` is not a string.
+    ValueError
+        If it is empty, does not parse, uses a name that is not allowed, or does not give
+        finite real values of the shape of ``z`` on ``[-8, 8]``.
+
+    Used in: chapter 3 (:func:`equivalence_explorer`).
+    """
+    import numpy as np
+
+    from lib.hermite import Link
+
+    if not isinstance(expression, str):
+        raise TypeError(f"expression must be a string formula in z; got {type(expression).__name__}")
+    text = expression.strip()
+    if not text:
+        raise ValueError("expression must be a non-empty formula in z, for instance 'tanh(2*z)'")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"expression {text!r} is not a valid formula: {exc.msg}") from None
+    names = _expression_names()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in names and node.id != "z":
+            raise ValueError(f"expression {text!r} uses {node.id!r}; allowed are z and {sorted(names)}")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            raise ValueError(f"expression {text!r} may only contain numbers as constants")
+        if not isinstance(node, _ALLOWED_NODES):
+            raise ValueError(
+                f"expression {text!r} uses {type(node).__name__}; only numbers, z, the operators "
+                "+ - * / ** % and comparisons, and calls of the allowed functions may appear"
+            )
+    for node in ast.walk(tree):  # integer constants as floats: no huge exact powers like 9**9**9
+        if isinstance(node, ast.Constant):
+            node.value = float(node.value)
+    code = compile(tree, "<expression>", "eval")
+
+    def f(z):
+        z = np.asarray(z, dtype=float)
+        return np.broadcast_to(np.asarray(eval(code, {"__builtins__": {}}, {**names, "z": z}), dtype=float), z.shape)
+
+    grid = np.linspace(-8.0, 8.0, 161)
+    try:
+        with np.errstate(all="ignore"):
+            values = f(grid)
+    except Exception as exc:  # any failure of the user's formula becomes one clear message
+        raise ValueError(f"expression {text!r} cannot be evaluated on z in [-8, 8]: {exc}") from None
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"expression {text!r} must be finite for every real z; it is not on [-8, 8]")
+    return Link("custom", f, rf"$f(z) = \mathtt{{{text}}}$".replace("_", r"\_"),
+                description=f"typed expression {text}")
+
+
+def equivalence_explorer(
+    teacher: str = "relu",
+    alpha: float = 2.0,
+    kappa: float = 1.5,
+    rho: float = 0.1,
+    lam: float = 0.0,
+) -> widgets.Widget:
+    """Explore the nonlinearity-noise equivalence for any link.
+
+    A drop-down chooses a link from :data:`lib.hermite.LINKS`; alternatively a text box
+    takes a formula in ``z`` (:func:`link_from_expression`), which is used when it is not
+    empty. Sliders set ``alpha``, ``kappa`` (a box switches to ``kappa = inf``), ``rho``
+    and ``lam``. The explorer prints ``a_0``, ``a_1``, ``E[f^2]`` and
+    ``rho_nl = rho + E[f^2] - a_1^2`` and redraws :func:`lib.plotting.equivalence_figure`:
+    the predicted ``e_ICL(tau)`` with its floor ``rho_nl``. A formula that cannot be used
+    prints the reason instead of a traceback.
+
+    Parameters
+    ----------
+    teacher : str
+        Initial link.
+    alpha, kappa, rho, lam : float
+        Initial values (``kappa = inf`` ticks the box).
+
+    Returns
+    -------
+    ipywidgets.Widget
+        Display it (it is the value of the cell).
+
+    Used in: chapter 3 (the equivalence theorem).
+    """
+    import numpy as np
+
+    from lib.hermite import LINKS, get_link, teacher_moments
+    from lib.plotting import equivalence_figure
+    from lib.theory import effective_noise
+
+    get_link(teacher)  # validates the name
+    kappa_inf = bool(np.isinf(kappa))
+
+    def show(teacher: str, expression: str, alpha: float, kappa: float, kappa_inf: bool,
+             rho: float, lam: float) -> None:
+        try:
+            link = link_from_expression(expression) if expression.strip() else get_link(teacher)
+            a0, a1, ef2 = teacher_moments(link)
+        except (ValueError, TypeError) as exc:
+            print(exc)
+            return
+        k = np.inf if kappa_inf else kappa
+        print(f"a_0 = {a0:.4f}   a_1 = {a1:.4f}   E[f^2] = {ef2:.4f}   "
+              f"rho_nl = {float(effective_noise(link, rho)):.4f}")
+        equivalence_figure(link, alpha, k, rho, lam)
+        plt.show()
+
+    log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
+    return widgets.interactive(
+        show,
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
+        expression=widgets.Text(value="", placeholder="or type f(z), e.g. relu(z) - 0.3*z**2",
+                                description="f(z) =", continuous_update=False),
+        alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
+        kappa=widgets.FloatLogSlider(value=1.5 if kappa_inf else kappa, description="κ", **log_slider),
+        kappa_inf=widgets.Checkbox(value=kappa_inf, description="κ = ∞"),
+        rho=widgets.FloatSlider(value=rho, min=0.0, max=2.0, step=0.01, description="ρ"),
+        lam=widgets.FloatSlider(value=lam, min=0.0, max=2.0, step=0.01, description="λ"),
+    )
