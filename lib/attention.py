@@ -1,0 +1,995 @@
+"""One layer of linear attention, its reduced parameter Gamma, and ridge pretraining.
+
+The chain of this module follows the book:
+
+1. :func:`embed` and :func:`linear_attention`: the full one-layer linear self-attention
+   (LSA) with key-query matrix ``W_kq`` and projection-value matrix ``W_pv``, read out at
+   the label slot of the query token.
+2. :func:`gamma_from_weights`: the reduction to one matrix ``Gamma`` (d x (d+1)) such that
+   the prediction is ``y_hat = <Gamma, H_Z> = x_query^T Gamma f`` with the context
+   features ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]`` (THEORY.md section 2);
+   :func:`predict` evaluates it and :func:`weights_from_gamma` goes back.
+3. :func:`fit_gamma`: ridge pretraining of ``Gamma`` on ``n`` contexts, with three solvers
+   (dense primal normal equations, dual kernel, matrix-free preconditioned CG).
+4. :func:`exact_error` (finite-d test error for the linear teacher), :func:`mc_error`
+   (Monte Carlo test error for any teacher) and :func:`simulate` (draw a pretraining set,
+   fit, test: one point of every simulation figure in the book).
+
+Conventions
+-----------
+``vec`` stacks columns: ``theta = vec(Gamma)`` has ``theta[j * d + i] = Gamma[i, j]``
+(``Gamma.reshape(-1, order="F")``). Then ``<Gamma, x f^T> = theta^T (f kron x)``, so the
+regression feature of a context is ``phi = f kron x`` (``np.kron(f, x)``) and the
+design matrix ``Phi`` (n x p, p = d(d+1)) has these rows.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg
+
+from lib._checks import as_rng, check_int, check_real
+
+__all__ = [
+    "ConvergenceError",
+    "embed",
+    "linear_attention",
+    "gamma_from_weights",
+    "weights_from_gamma",
+    "predict",
+    "fit_gamma",
+    "exact_error",
+    "mc_error",
+    "simulate",
+    "METHODS",
+]
+
+#: Solvers accepted by :func:`fit_gamma`.
+METHODS = ("auto", "dense", "dual", "matfree")
+
+# --- rule of method="auto" (measured on the book's machine; see bench/bench_solvers.py) ---
+# Single-thread CPU time, alpha = 2, kappa = inf, lam = 0 (bench/bench_solvers.py, third
+# table). n >= p (tau = 2): dense and matfree break even at p ~ 420 (d = 20, 5 ms each);
+# matfree is 2.4x faster at p = 930 (44 vs 18 ms), 4.5x at p = 1640, 8.4x at p = 2550.
+# n < p (tau = 0.5): dual and matfree break even at n ~ 1100; matfree is 1.8x faster at
+# n = 1800 (75 vs 41 ms) and 2.6x at n = 3200. The direct solvers are exact and cannot
+# fail to converge, so they are kept a little past the break-even point, while they take
+# under 0.1 s.
+#: "dense" is chosen when n >= p and p <= AUTO_DENSE_MAX_P ...
+AUTO_DENSE_MAX_P = 1000
+#: ... "dual" when n < p and n <= AUTO_DUAL_MAX_N; "matfree" otherwise.
+AUTO_DUAL_MAX_N = 2000
+
+#: Default relative residual tolerance of the conjugate-gradient solver of "matfree".
+CG_RTOL = 1e-8
+#: Default iteration cap of the conjugate-gradient solver of "matfree".
+CG_MAXITER = 2000
+#: Target size, in bytes, of the temporary arrays built per batch by the solvers.
+_BATCH_BYTES = 64_000_000
+#: Default number of test contexts of the Monte Carlo errors of :func:`simulate`.
+N_TEST_DEFAULT = 20_000
+
+
+class ConvergenceError(RuntimeError):
+    """The iterative solver of :func:`fit_gamma` did not reach its tolerance.
+
+    Raised instead of returning an inaccurate ``Gamma``. Typical causes: ``tau`` close to
+    1 with ``lam = 0`` (the interpolation peak, where the normal equations are nearly
+    singular) or a too small ``maxiter``. Remedies: a small ridge ``lam > 0``, a larger
+    ``maxiter``, or ``method="dense"``/``"dual"`` when the problem fits in memory.
+    """
+
+
+# ----------------------------------------------------------------------------------------
+# validation helpers (private)
+# ----------------------------------------------------------------------------------------
+
+
+def _as_matrix(name: str, value: Any, ndim: int) -> np.ndarray:
+    """A real array with ``ndim`` dimensions; float64 arrays that are all finite are used
+    without a copy (pretraining sets are large), anything else goes through check_real."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
+        arr = value
+    else:
+        arr = check_real(name, value)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array; got shape {arr.shape}")
+    return arr
+
+
+def _check_gamma(gamma: Any, d: int | None = None) -> np.ndarray:
+    gamma = _as_matrix("gamma", gamma, 2)
+    dd = gamma.shape[0]
+    if dd < 1 or gamma.shape[1] != dd + 1:
+        raise ValueError(f"gamma must have shape (d, d + 1) with d >= 1; got shape {gamma.shape}")
+    if d is not None and dd != d:
+        raise ValueError(f"gamma must have shape (d, d + 1) = {(d, d + 1)}; got shape {gamma.shape}")
+    return gamma
+
+
+def _check_batch(queries: Any, features: Any, targets: Any | None = None):
+    """Validate ``queries (n, d)``, ``features (n, d + 1)`` and optionally ``targets (n,)``."""
+    queries = _as_matrix("queries", queries, 2)
+    n, d = queries.shape
+    if n < 1 or d < 1:
+        raise ValueError(f"queries must have shape (n, d) with n, d >= 1; got shape {queries.shape}")
+    features = _as_matrix("features", features, 2)
+    if features.shape != (n, d + 1):
+        raise ValueError(
+            f"features must have shape (n, d + 1) = {(n, d + 1)} to match queries of shape "
+            f"{queries.shape}; got shape {features.shape}"
+        )
+    if targets is None:
+        return queries, features
+    targets = _as_matrix("targets", targets, 1)
+    if targets.shape != (n,):
+        raise ValueError(f"targets must have shape (n,) = {(n,)} to match queries; got shape {targets.shape}")
+    return queries, features, targets
+
+
+def _check_unit_tasks(tasks: Any, d: int) -> np.ndarray:
+    """Tasks of shape (k, d) whose rows have squared norm d (as :func:`lib.samplers.sample_tasks`)."""
+    tasks = _as_matrix("tasks", tasks, 2)
+    if tasks.shape[0] < 1 or tasks.shape[1] != d:
+        raise ValueError(f"tasks must have shape (k, d) = (k, {d}) with k >= 1; got shape {tasks.shape}")
+    sq = np.einsum("kd,kd->k", tasks, tasks)
+    if not np.allclose(sq, d, rtol=1e-8, atol=0.0):
+        worst = sq[np.argmax(np.abs(sq - d))]
+        raise ValueError(
+            f"tasks must have rows of squared norm d = {d} (tasks on the sphere of radius sqrt(d), "
+            f"as lib.samplers.sample_tasks draws them); found a row with squared norm {worst:.6g}"
+        )
+    return tasks
+
+
+# ----------------------------------------------------------------------------------------
+# 1. the full linear-attention layer and its reduction
+# ----------------------------------------------------------------------------------------
+
+
+def embed(X: Any, y: Any, x_query: Any) -> np.ndarray:
+    """Embed contexts as token matrices ``Z`` with columns ``[x_i; y_i]`` and ``[x_query; 0]``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d) or (ell, d)
+        Context tokens.
+    y : array_like, shape (n, ell) or (ell,)
+        Their labels.
+    x_query : array_like, shape (n, d) or (d,)
+        Query tokens.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d + 1, ell + 1) or (d + 1, ell + 1)
+        ``Z[:, :d, i] = x_i``, ``Z[:, d, i] = y_i`` for ``i < ell``;
+        ``Z[:, :d, ell] = x_query`` and ``Z[:, d, ell] = 0`` (the label to predict).
+
+    Notes
+    -----
+    Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    """
+    X = check_real("X", X)
+    single = X.ndim == 2
+    if single:
+        X = X[None]
+    if X.ndim != 3 or X.shape[1] < 1 or X.shape[2] < 1:
+        raise ValueError(f"X must have shape (n, ell, d) or (ell, d) with ell, d >= 1; got shape {X.shape}")
+    n, ell, d = X.shape
+    y = check_real("y", y)
+    y = y[None] if single else y
+    if y.shape != (n, ell):
+        want = (ell,) if single else (n, ell)
+        raise ValueError(f"y must have shape {want} to match X; got shape {y.shape if not single else y.shape[1:]}")
+    x_query = check_real("x_query", x_query)
+    x_query = x_query[None] if single else x_query
+    if x_query.shape != (n, d):
+        want = (d,) if single else (n, d)
+        raise ValueError(f"x_query must have shape {want} to match X; got shape {x_query.shape[single:]}")
+    Z = np.zeros((n, d + 1, ell + 1))
+    Z[:, :d, :ell] = np.swapaxes(X, 1, 2)
+    Z[:, d, :ell] = y
+    Z[:, :d, ell] = x_query
+    return Z[0] if single else Z
+
+
+def _check_weights(W_kq: Any, W_pv: Any, D: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    W_kq = _as_matrix("W_kq", W_kq, 2)
+    W_pv = _as_matrix("W_pv", W_pv, 2)
+    if W_kq.shape[0] < 2 or W_kq.shape[0] != W_kq.shape[1]:
+        raise ValueError(f"W_kq must be square of shape (d + 1, d + 1) with d >= 1; got shape {W_kq.shape}")
+    if W_pv.shape != W_kq.shape:
+        raise ValueError(f"W_pv must have the shape of W_kq, {W_kq.shape}; got shape {W_pv.shape}")
+    if D is not None and W_kq.shape[0] != D:
+        raise ValueError(f"W_kq and W_pv must have shape ({D}, {D}) to act on Z; got shape {W_kq.shape}")
+    return W_kq, W_pv
+
+
+def linear_attention(Z: Any, W_kq: Any, W_pv: Any) -> np.ndarray:
+    """Prediction of one layer of linear self-attention at the query's label slot.
+
+    The layer maps ``Z`` (``(d+1) x (ell+1)``) to
+
+    .. math:: Z + \\frac{1}{\\ell} W_{pv} Z M (Z^\\top W_{kq} Z),
+              \\qquad M = \\operatorname{diag}(1, \\dots, 1, 0),
+
+    i.e. every token attends, with linear (un-normalised, no softmax) scores
+    ``z_i^T W_kq z_j``, to the ``ell`` context tokens only (the mask ``M`` drops the query
+    token as a key) and the sum is divided by ``ell``. The prediction is the entry
+    ``(d+1, ell+1)`` (label row, query column):
+
+    .. math:: \\hat y = \\frac{1}{\\ell} \\sum_{i=1}^{\\ell}
+              (W_{pv} z_i)_{d+1} \\; z_i^\\top W_{kq} z_{\\ell+1}.
+
+    The residual term adds ``Z[d, ell] = 0``, so the read-out is the same with or without it.
+
+    Parameters
+    ----------
+    Z : array_like, shape (n, d + 1, ell + 1) or (d + 1, ell + 1)
+        Embedded contexts (:func:`embed`).
+    W_kq, W_pv : array_like, shape (d + 1, d + 1)
+        Merged key-query and projection-value matrices.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,), or float for a single ``Z``
+
+    Notes
+    -----
+    Cost ``O(n ell d)``. Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    """
+    Z = check_real("Z", Z)
+    single = Z.ndim == 2
+    if single:
+        Z = Z[None]
+    if Z.ndim != 3 or Z.shape[1] < 2 or Z.shape[2] < 2:
+        raise ValueError(
+            f"Z must have shape (n, d + 1, ell + 1) or (d + 1, ell + 1) with d, ell >= 1; got shape {Z.shape}"
+        )
+    ell = Z.shape[2] - 1
+    W_kq, W_pv = _check_weights(W_kq, W_pv, Z.shape[1])
+    ctx = Z[:, :, :ell]  # (n, d+1, ell): the keys/values
+    scores = np.einsum("nak,ab,nb->nk", ctx, W_kq, Z[:, :, ell])  # z_i^T W_kq z_query
+    values = np.einsum("a,nak->nk", W_pv[-1], ctx)  # (W_pv z_i)_{d+1}
+    out = np.einsum("nk,nk->n", values, scores) / ell
+    return float(out[0]) if single else out
+
+
+def gamma_from_weights(W_kq: Any, W_pv: Any) -> np.ndarray:
+    """The reduced parameter ``Gamma`` of a linear-attention layer.
+
+    Write the blocks (``d x d``, ``d x 1``, ``1 x d``, ``1 x 1``)
+
+    .. math:: W_{kq} = \\begin{pmatrix} W_{11} & w_{12} \\\\ w_{21}^\\top & w_{22}\\end{pmatrix},
+              \\quad
+              W_{pv} = \\begin{pmatrix} V_{11} & v_{12} \\\\ v_{21}^\\top & v_{22}\\end{pmatrix}.
+
+    In the prediction of :func:`linear_attention`, ``W_kq`` acts on the query token
+    ``[x_q; 0]``, so its last column (``w12``, ``w22``) is multiplied by 0; only the last row
+    of ``W_pv`` is read, so ``V11`` and ``v12`` never matter. With
+    ``C = (1/ell) sum_i z_i z_i^T`` the remaining terms are
+
+    .. math:: \\hat y = [v_{21}^\\top, v_{22}]\\, C \\begin{pmatrix} W_{11} x_q \\\\
+              w_{21}^\\top x_q \\end{pmatrix}
+              = v_{22}\\, x_q^\\top W_{11}^\\top \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i x_i
+              + v_{22}\\, x_q^\\top w_{21} \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i^2
+              + (\\text{terms with } v_{21}).
+
+    Matching with ``<Gamma, H_Z> = x_q^T Gamma_1 (d/ell) sum_i y_i x_i + x_q^T gamma_2 (1/ell) sum_i y_i^2``:
+
+    .. math:: \\Gamma = v_{22} \\big[\\, W_{11}^\\top / d ,\\; w_{21} \\,\\big] .
+
+    The factor ``1/d`` compensates the ``d/ell`` normalisation of ``h`` in ``H_Z``.
+    The ``v21`` terms are ``x_q^T W_11^T C_xx v21 + (x_q^T w21) v21^T (1/ell) sum_i y_i x_i``;
+    the first involves ``C_xx = (1/ell) sum_i x_i x_i^T``, which is not a function of
+    ``H_Z``, so the reduced model assumes ``v21 = 0`` (as in Lu et al.); this function
+    refuses weights with ``v21 != 0`` rather than return a ``Gamma`` that predicts
+    differently.
+
+    Parameters
+    ----------
+    W_kq, W_pv : array_like, shape (d + 1, d + 1)
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d + 1)
+        ``Gamma`` with ``linear_attention(embed(X, y, x_q), W_kq, W_pv) == predict(Gamma, x_q, f)``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes are wrong or the block ``v21 = W_pv[d, :d]`` is not zero.
+
+    Notes
+    -----
+    Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    """
+    W_kq, W_pv = _check_weights(W_kq, W_pv)
+    d = W_kq.shape[0] - 1
+    v21 = W_pv[d, :d]
+    if np.any(v21 != 0.0):
+        raise ValueError(
+            "W_pv[d, :d] (the block v21 of the projection-value matrix) must be zero: with "
+            "v21 != 0 the prediction contains the label-free term x_q^T W_11^T C_xx v21, which is "
+            f"not a function of H_Z, so no Gamma reproduces it; got max |v21| = {np.max(np.abs(v21)):.3g}"
+        )
+    v22 = W_pv[d, d]
+    gamma = np.empty((d, d + 1))
+    gamma[:, :d] = v22 * W_kq[:d, :d].T / d
+    gamma[:, d] = v22 * W_kq[d, :d]
+    return gamma
+
+
+def weights_from_gamma(gamma: Any) -> tuple[np.ndarray, np.ndarray]:
+    """One choice of attention weights realising a given ``Gamma`` (inverse of :func:`gamma_from_weights`).
+
+    Takes ``v22 = 1``, ``W11 = d Gamma_1^T``, ``w21 = gamma_2`` and zeros elsewhere, so
+    every ``Gamma`` is reachable and fitting ``Gamma`` is the same as fitting the layer.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+
+    Returns
+    -------
+    (W_kq, W_pv) : tuple of numpy.ndarray, each (d + 1, d + 1)
+
+    Notes
+    -----
+    Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    """
+    gamma = _check_gamma(gamma)
+    d = gamma.shape[0]
+    W_kq = np.zeros((d + 1, d + 1))
+    W_kq[:d, :d] = d * gamma[:, :d].T
+    W_kq[d, :d] = gamma[:, d]
+    W_pv = np.zeros((d + 1, d + 1))
+    W_pv[d, d] = 1.0
+    return W_kq, W_pv
+
+
+def predict(gamma: Any, queries: Any, features: Any) -> np.ndarray:
+    """Reduced linear-attention prediction ``y_hat = <Gamma, x_q f^T> = x_q^T Gamma f``.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+    queries : array_like, shape (n, d)
+        Query tokens ``x_q``.
+    features : array_like, shape (n, d + 1)
+        Context features ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Notes
+    -----
+    Computed as ``rowsum((X Gamma) * F)`` in ``O(n d^2)`` without forming ``H_Z``.
+    Used in: chapters 2-5.
+    """
+    queries, features = _check_batch(queries, features)
+    gamma = _check_gamma(gamma, queries.shape[1])
+    return _predict(gamma, queries, features)
+
+
+def _predict(gamma: np.ndarray, X: np.ndarray, F: np.ndarray) -> np.ndarray:
+    out = np.empty(X.shape[0])
+    step = max(1, _BATCH_BYTES // (8 * F.shape[1]))
+    for s in range(0, X.shape[0], step):
+        out[s : s + step] = np.einsum("ne,ne->n", X[s : s + step] @ gamma, F[s : s + step])
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# 2. ridge pretraining of Gamma
+# ----------------------------------------------------------------------------------------
+
+
+def _gamma_from_vec(theta: np.ndarray, d: int) -> np.ndarray:
+    """Inverse of the column-stacking vec: ``Gamma[i, j] = theta[j * d + i]``."""
+    return np.ascontiguousarray(theta.reshape(d + 1, d).T)
+
+
+def _phi_rows(X: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """Rows ``phi_mu = f_mu kron x_mu`` of the design matrix, shape (b, d (d + 1))."""
+    b = X.shape[0]
+    return (F[:, :, None] * X[:, None, :]).reshape(b, -1)
+
+
+def _pinv_solve_psd(G: np.ndarray, rhs: np.ndarray, lower: bool) -> np.ndarray:
+    """``pinv(G) rhs`` for a symmetric positive semi-definite ``G`` (one triangle stored).
+
+    Eigenvalues below ``size * eps * max`` are treated as zero (the rule of
+    ``numpy.linalg.pinv``/``scipy.linalg.pinvh``), which gives the minimum-norm solution.
+    """
+    s, U = scipy.linalg.eigh(G, lower=lower, overwrite_a=True, check_finite=False)
+    cut = G.shape[0] * np.finfo(float).eps * max(float(s[-1]), 0.0)
+    keep = s > cut
+    coef = (U[:, keep].T @ rhs) / s[keep]
+    return U[:, keep] @ coef
+
+
+def _fit_dense(X: np.ndarray, F: np.ndarray, y: np.ndarray, ridge: float, info: dict) -> np.ndarray:
+    """Primal normal equations ``(Phi^T Phi + ridge I) theta = Phi^T y``, formed in batches.
+
+    ``Phi^T Phi`` (p x p) is accumulated with the BLAS rank-k update ``syrk`` (upper
+    triangle, in place), ``O(n p^2)`` time and ``8 p^2`` bytes. Solved by Cholesky
+    (``cho_factor``/``cho_solve``) when ``ridge > 0`` or ``n >= p``; at ``ridge = 0`` a failed
+    Cholesky (rank-deficient design) falls back to the eigenvalue pseudo-inverse. At
+    ``ridge = 0`` and ``n < p`` the p x p system is singular: then ``Phi`` itself (n x p,
+    smaller than p x p) is formed and ``scipy.linalg.lstsq`` (SVD, ``gelsd``) returns the
+    minimum-norm interpolator.
+    """
+    n, d = X.shape
+    p = d * (d + 1)
+    if ridge == 0.0 and n < p:
+        theta = scipy.linalg.lstsq(_phi_rows(X, F), y, lapack_driver="gelsd", check_finite=False)[0]
+        info["solver"] = "lstsq (gelsd) on Phi, minimum norm"
+        return _gamma_from_vec(theta, d)
+    syrk = scipy.linalg.get_blas_funcs("syrk", dtype=np.float64)
+    G = np.zeros((p, p), order="F")
+    rhs = np.zeros(p)
+    step = max(1, _BATCH_BYTES // (8 * p))
+    for s in range(0, n, step):
+        Phi = _phi_rows(X[s : s + step], F[s : s + step])  # (b, p), C order: Phi.T is F order
+        G = syrk(1.0, Phi.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+        rhs += Phi.T @ y[s : s + step]
+    del Phi
+    idx = np.arange(p)
+    G[idx, idx] += ridge
+    try:
+        factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True, check_finite=False)
+        theta = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
+        info["solver"] = "Cholesky of Phi^T Phi + ridge I"
+    except np.linalg.LinAlgError:
+        if ridge > 0.0:  # pragma: no cover - a positive ridge makes G positive definite
+            raise
+        G = np.zeros((p, p), order="F")  # the failed factorisation overwrote G: rebuild it
+        for s in range(0, n, step):
+            Phi = _phi_rows(X[s : s + step], F[s : s + step])
+            G = syrk(1.0, Phi.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+        theta = _pinv_solve_psd(G, rhs, lower=False)
+        info["solver"] = "pseudo-inverse of Phi^T Phi (rank deficient), minimum norm"
+    return _gamma_from_vec(theta, d)
+
+
+def _kernel(X: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """``K = (X X^T) * (F F^T)`` (Hadamard product), built in row blocks (one n x n array)."""
+    n = X.shape[0]
+    K = X @ X.T
+    step = max(1, _BATCH_BYTES // (8 * n))
+    for s in range(0, n, step):
+        K[s : s + step] *= F[s : s + step] @ F.T
+    return K.T  # the same symmetric matrix, in Fortran order: LAPACK then works in place
+
+
+def _fit_dual(X: np.ndarray, F: np.ndarray, y: np.ndarray, ridge: float, info: dict) -> np.ndarray:
+    """Dual (kernel) solution ``Gamma = X^T diag(c) F`` with ``(K + ridge I) c = y``.
+
+    ``K = Phi Phi^T`` has entries ``(x_mu . x_nu)(f_mu . f_nu)``. Cholesky when
+    ``ridge > 0`` or (``ridge = 0`` and ``n < p``, where ``K`` is generically invertible);
+    otherwise (or if Cholesky fails) ``c = pinv(K) y``, for which
+    ``Phi^T c = Phi^T (Phi Phi^T)^+ y = Phi^+ y`` is the minimum-norm least-squares solution.
+    """
+    n, d = X.shape
+    p = d * (d + 1)
+    K = _kernel(X, F)
+    solver = None
+    if ridge > 0.0 or n < p:
+        K[np.arange(n), np.arange(n)] += ridge
+        try:
+            c = scipy.linalg.cho_solve(
+                scipy.linalg.cho_factor(K, lower=True, overwrite_a=True, check_finite=False), y, check_finite=False
+            )
+            solver = "Cholesky of K + ridge I"
+        except np.linalg.LinAlgError:
+            if ridge > 0.0:  # pragma: no cover
+                raise
+            K = _kernel(X, F)
+    if solver is None:
+        c = _pinv_solve_psd(K, y, lower=True)
+        solver = "pseudo-inverse of K, minimum norm"
+    info["solver"] = solver
+    return X.T @ (c[:, None] * F)
+
+
+class _Design:
+    """Matrix-free products with ``Phi`` (rows ``f kron x``) in row blocks, ``O(n d^2)`` each."""
+
+    def __init__(self, X: np.ndarray, F: np.ndarray):
+        self.X, self.F = X, F
+        self.n, self.d = X.shape
+        self.step = max(256, _BATCH_BYTES // (8 * 3 * (self.d + 1)))
+
+    def normal(self, gamma: np.ndarray) -> np.ndarray:
+        """``Phi^T Phi vec(Gamma)`` as a matrix: ``X^T diag(rowsum((X Gamma) * F)) F``."""
+        out = np.zeros((self.d, self.d + 1))
+        for s in range(0, self.n, self.step):
+            Xb, Fb = self.X[s : s + self.step], self.F[s : s + self.step]
+            r = np.einsum("ne,ne->n", Xb @ gamma, Fb)
+            out += Xb.T @ (r[:, None] * Fb)
+        return out
+
+    def gram(self, c: np.ndarray) -> np.ndarray:
+        """``K c = Phi (Phi^T c)`` for the dual system."""
+        gamma = self.X.T @ (c[:, None] * self.F)
+        return _predict(gamma, self.X, self.F)
+
+
+def _cg(A, b, M, rtol: float, maxiter: int, what: str) -> tuple[np.ndarray, int]:
+    """``scipy.sparse.linalg.cg`` with an iteration counter; raise ConvergenceError on failure.
+
+    The stopping rule of scipy is on the *unpreconditioned* residual:
+    ``||b - A x|| <= rtol ||b||``. The final residual is recomputed and checked too.
+    """
+    count = [0]
+
+    def callback(_xk):
+        count[0] += 1
+
+    x, status = scipy.sparse.linalg.cg(A, b, rtol=rtol, atol=0.0, maxiter=maxiter, M=M, callback=callback)
+    bnorm = float(np.linalg.norm(b))
+    res = float(np.linalg.norm(b - A.matvec(x))) / bnorm if bnorm > 0 else 0.0
+    if status != 0 or not np.all(np.isfinite(x)) or res > 10 * rtol:
+        reason = f"reached maxiter = {maxiter}" if status > 0 else f"stopped with status {status}"
+        raise ConvergenceError(
+            f"fit_gamma(method='matfree'): conjugate gradients on the {what} {reason} after "
+            f"{count[0]} iterations with relative residual {res:.3g} > rtol = {rtol:g}. Use a small "
+            "ridge lam > 0 (tau near 1 with lam = 0 is the ill-conditioned interpolation peak), a "
+            "larger maxiter, or method='dense'/'dual' if the problem fits in memory."
+        )
+    return x, count[0]
+
+
+def _fit_matfree(
+    X: np.ndarray, F: np.ndarray, y: np.ndarray, ridge: float, rtol: float, maxiter: int, info: dict
+) -> np.ndarray:
+    """Matrix-free solution by preconditioned conjugate gradients (``scipy.sparse.linalg.cg``).
+
+    Primal (``n >= p``): CG on ``(Phi^T Phi + ridge I) vec(Gamma) = Phi^T y``.
+    Because the query ``x`` is independent of the context features ``f``,
+    ``E[phi phi^T] = E[f f^T] kron E[x x^T]``, and with ``n >> d`` both factors are well
+    estimated by their sample versions, so the preconditioner is
+
+        P = (F^T F / n) kron (X^T X) + ridge I,   P vec(V) = vec(X^T X V F^T F / n) + ridge vec(V),
+
+    inverted exactly through the eigendecompositions ``X^T X = U s U^T`` and
+    ``F^T F / n = W t W^T``: ``P^{-1} vec(V) = vec(U [(U^T V W) / (s t^T + ridge)] W^T)``,
+    ``O(d^3)`` per application. ``P^{-1} Phi^T Phi`` then has the Marchenko-Pastur-like
+    spread of a design with ``n / p = tau``: 51-55 iterations at ``tau = 2`` and ``rtol = 1e-8``
+    (d = 40 to 200; 26 at ``rtol = 1e-4``; about 210 at ``tau = 1.2``, lam = 0).
+
+    Dual (``n < p``): at ``ridge = 0`` preconditioned CG on the normal equations would
+    converge to the interpolator of smallest ``P``-norm, not of smallest Euclidean norm, and
+    at small ``ridge > 0`` it needs three times more iterations (the ``p - n`` smallest
+    eigenvalues of ``Phi^T Phi + ridge I`` equal ``ridge``). So the dual system
+    ``(K + ridge I) c = y`` with ``K = Phi Phi^T`` is solved instead (products
+    ``K c = Phi (Phi^T c)`` are matrix-free; Jacobi preconditioner
+    ``diag K + ridge = |x_mu|^2 |f_mu|^2 + ridge``; about 50 iterations at ``tau = 0.5``), and
+    ``Gamma = Phi^T c = X^T diag(c) F`` lies in the row space of ``Phi``: at ``ridge = 0`` it
+    is the minimum-norm interpolator whatever the preconditioner.
+    """
+    n, d = X.shape
+    p = d * (d + 1)
+    design = _Design(X, F)
+    if n < p:
+        diag = np.einsum("nd,nd->n", X, X) * np.einsum("ne,ne->n", F, F) + ridge
+        A = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda c: design.gram(c) + ridge * c, dtype=float)
+        M = scipy.sparse.linalg.LinearOperator((n, n), matvec=lambda r: r / diag, dtype=float)
+        c, its = _cg(A, y, M, rtol, maxiter, "dual system (K + ridge I) c = y")
+        info.update(solver="CG on the dual system (Jacobi preconditioner)", iterations=its)
+        return X.T @ (c[:, None] * F)
+
+    s_x, U = np.linalg.eigh(X.T @ X)
+    s_f, W = np.linalg.eigh(F.T @ F / n)
+    if ridge == 0.0:
+        for name, s in (("queries", s_x), ("features", s_f)):
+            if s[0] <= 1e-12 * s[-1]:
+                # a null vector v of this factor gives null vectors of Phi: the minimum-norm
+                # least-squares solution is then not what preconditioned CG converges to
+                raise ValueError(
+                    f"fit_gamma(method='matfree', lam=0): the columns of {name} are linearly "
+                    f"dependent (smallest/largest eigenvalue of its Gram matrix {s[0] / s[-1]:.1e}), "
+                    "so the least-squares problem has no unique solution; use method='dense' or "
+                    "'dual' (minimum norm) or a ridge lam > 0"
+                )
+    s_x = np.maximum(s_x, s_x[-1] * 1e-12)
+    s_f = np.maximum(s_f, s_f[-1] * 1e-12)
+    denom = np.outer(s_x, s_f) + ridge
+
+    def precondition(v: np.ndarray) -> np.ndarray:
+        V = v.reshape(d + 1, d).T
+        return (U @ ((U.T @ V @ W) / denom) @ W.T).T.ravel()
+
+    def normal(v: np.ndarray) -> np.ndarray:
+        out = design.normal(_gamma_from_vec(v, d))  # a C-ordered Gamma: faster BLAS calls
+        return out.T.ravel() + ridge * v
+
+    A = scipy.sparse.linalg.LinearOperator((p, p), matvec=normal, dtype=float)
+    M = scipy.sparse.linalg.LinearOperator((p, p), matvec=precondition, dtype=float)
+    rhs = (X.T @ (y[:, None] * F)).T.ravel()  # Phi^T y
+    theta, its = _cg(A, rhs, M, rtol, maxiter, "normal equations")
+    info.update(solver="preconditioned CG on the normal equations (Kronecker preconditioner)", iterations=its)
+    return _gamma_from_vec(theta, d)
+
+
+def _auto_method(n: int, p: int) -> str:
+    if n >= p:
+        return "dense" if p <= AUTO_DENSE_MAX_P else "matfree"
+    return "dual" if n <= AUTO_DUAL_MAX_N else "matfree"
+
+
+def fit_gamma(
+    queries: Any,
+    features: Any,
+    targets: Any,
+    lam: float = 0.0,
+    method: str = "auto",
+    *,
+    rtol: float = CG_RTOL,
+    maxiter: int = CG_MAXITER,
+    return_info: bool = False,
+):
+    """Ridge pretraining of the reduced attention parameter ``Gamma``.
+
+    .. math:: \\Gamma^* = \\arg\\min_\\Gamma \\sum_{\\mu=1}^n
+              \\big(y_\\mu - x_\\mu^\\top \\Gamma f_\\mu\\big)^2
+              + \\frac{n}{d} \\lambda \\|\\Gamma\\|_F^2 .
+
+    With ``theta = vec(Gamma)`` (columns stacked) and rows ``phi_mu = f_mu kron x_mu`` of the
+    design matrix ``Phi`` (n x p, ``p = d(d+1)``) this is ridge regression
+    ``(Phi^T Phi + (n/d) lam I) theta = Phi^T y``. At ``lam = 0`` the **minimum-norm**
+    solution is returned: the least-squares solution when ``n >= p`` (unique for a
+    full-rank design), the interpolator of smallest Frobenius norm when ``n < p`` (the
+    limit ``lam -> 0+``).
+
+    Parameters
+    ----------
+    queries : array_like, shape (n, d)
+        Query tokens ``x_mu`` (the matrix ``X``).
+    features : array_like, shape (n, d + 1)
+        Context features ``f_mu`` (the matrix ``F``).
+    targets : array_like, shape (n,)
+        Query labels ``y_mu``.
+    lam : float
+        Ridge strength ``lambda >= 0``.
+    method : {"auto", "dense", "dual", "matfree"}
+        ``"dense"``: primal normal equations, ``Phi^T Phi`` accumulated in batches,
+        ``O(n p^2)`` time, ``8 p^2`` bytes (``p = 10,100``, i.e. 0.8 GB, at ``d = 100``);
+        Cholesky (``lam = 0, n >= p``: pseudo-inverse if the design is rank deficient);
+        ``lam = 0, n < p``: ``scipy.linalg.lstsq`` on ``Phi`` (minimum norm).
+        ``"dual"``: ``K = (X X^T) * (F F^T)``, ``c = (K + (n/d) lam I)^{-1} y``,
+        ``Gamma = X^T diag(c) F``; ``O(n^2 d + n^3)`` time, ``8 n^2`` bytes; ``lam = 0``:
+        Cholesky when ``n < p``, else the pseudo-inverse of ``K`` (minimum norm).
+        ``"matfree"``: preconditioned conjugate gradients with products by ``Phi`` and
+        ``Phi^T`` in ``O(n d^2)`` and memory ``O(n d)`` (details in ``_fit_matfree``: the
+        Kronecker preconditioner ``(F^T F/n) kron (X^T X)`` when ``n >= p``; when ``n < p``,
+        CG on the dual system, which gives the minimum-norm solution at ``lam = 0``).
+        ``"auto"``: ``"dense"`` if ``n >= p`` and ``p <= AUTO_DENSE_MAX_P``, ``"dual"`` if
+        ``n < p`` and ``n <= AUTO_DUAL_MAX_N``, else ``"matfree"`` (1000 and 2000). The
+        measured break-even points on the book's machine (bench/bench_solvers.py) are
+        ``p ~ 420`` and ``n ~ 1100``; the exact direct solvers are kept a little beyond
+        them (under 0.1 s); past the thresholds matfree is faster by a factor that grows
+        with the size, and its memory stays ``O(n d)``.
+    rtol : float, keyword-only
+        ``"matfree"`` only: CG stops when ``||b - A x|| <= rtol ||b||`` (default
+        ``CG_RTOL = 1e-8``). Measured against the direct solvers (d = 12 to 80, tau = 1.2 to
+        3): ``Gamma`` agrees to 3-15 ``rtol`` relative (Frobenius) and exact test errors to
+        about ``rtol`` relative or better. The book needs test errors to 1e-4, which
+        ``rtol = 1e-4`` already gives (1e-5 to 3e-5 measured); the default 1e-8 also gives
+        ``Gamma`` to ~1e-7, for about twice the iterations (55 instead of 26 at tau = 2).
+    maxiter : int, keyword-only
+        ``"matfree"`` only: iteration cap (default ``CG_MAXITER``).
+    return_info : bool, keyword-only
+        Also return a dict with the method used (``"method"``), the linear solver
+        (``"solver"``), the CG iteration count (``"iterations"``, matfree only) and
+        ``"seconds"``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d + 1)
+        ``Gamma*`` (and the info dict if ``return_info``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Inconsistent shapes, non-finite entries, ``lam < 0``, unknown ``method``; for
+        ``"matfree"`` at ``lam = 0`` and ``n >= p``, queries or features with linearly
+        dependent columns (no unique least-squares solution; the direct solvers then
+        return the minimum-norm one).
+    ConvergenceError
+        (a ``RuntimeError``) if CG does not reach ``rtol`` within ``maxiter`` iterations.
+
+    Notes
+    -----
+    Used in: chapters 2-5 (every pretraining simulation, through :func:`simulate`).
+    """
+    t0 = time.perf_counter()
+    X, F, y = _check_batch(queries, features, targets)
+    lam = float(check_real("lam", lam, low=0.0))
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    rtol = float(check_real("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True))
+    maxiter = check_int("maxiter", maxiter, low=1)
+    n, d = X.shape
+    p = d * (d + 1)
+    ridge = n / d * lam
+    used = _auto_method(n, p) if method == "auto" else method
+    info: dict[str, Any] = {"method": used}
+    if used == "dense":
+        gamma = _fit_dense(X, F, y, ridge, info)
+    elif used == "dual":
+        gamma = _fit_dual(X, F, y, ridge, info)
+    else:
+        gamma = _fit_matfree(X, F, y, ridge, rtol, maxiter, info)
+    if not np.all(np.isfinite(gamma)):  # pragma: no cover - defensive
+        raise np.linalg.LinAlgError(f"fit_gamma(method={used!r}) produced non-finite entries")
+    info["seconds"] = time.perf_counter() - t0
+    return (gamma, info) if return_info else gamma
+
+
+# ----------------------------------------------------------------------------------------
+# 3. test errors
+# ----------------------------------------------------------------------------------------
+
+
+def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
+    """Exact test error of ``Gamma`` for the linear teacher at finite ``d`` (THEORY.md section 2).
+
+    .. math:: e(\\Gamma) = 1 + \\rho - \\frac{2}{d}\\operatorname{tr}(\\Gamma A)
+              + \\frac{1+\\rho}{d}\\operatorname{tr}(\\Gamma^\\top \\Gamma B),
+
+    .. math:: A = \\begin{pmatrix} R \\\\ (1+\\rho)\\mu^\\top \\end{pmatrix}, \\quad
+              B = \\begin{pmatrix} I/\\alpha + (1 + 1/\\ell) R/(1+\\rho) & (1+2/\\ell)\\mu \\\\
+                  (1+2/\\ell)\\mu^\\top & (1+\\rho)(1+2/\\ell) \\end{pmatrix},
+
+    ``alpha = ell / d``. It is ``rho + (1/d) E||w - Gamma f||^2`` (average over the query)
+    with ``E[f w^T] = A`` and ``E[f f^T] = (1 + rho) B``.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+    ell : int
+        Context length of the test contexts (>= 1).
+    rho : float
+        Label-noise variance (>= 0).
+    tasks : None or array_like, shape (k, d)
+        ``None``: ICL error, a fresh task per context (``R = I``, ``mu = 0``). Otherwise the
+        IDG error on this task set: ``R = (1/k) sum_j w_j w_j^T``, ``mu = (1/k) sum_j w_j``.
+        The rows must have squared norm ``d`` (the formula uses ``||w||^2 = d``).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    ``O(d^3)``. ``exact_error(0, ...) = 1 + rho``. Used in: chapters 2-4 (linear teacher).
+    """
+    gamma = _check_gamma(gamma)
+    d = gamma.shape[0]
+    ell = check_int("ell", ell, low=1)
+    rho = float(check_real("rho", rho, low=0.0))
+    alpha = ell / d
+    G1, g2 = gamma[:, :d], gamma[:, d]
+    if tasks is None:
+        R = np.eye(d)
+        mu = np.zeros(d)
+    else:
+        tasks = _check_unit_tasks(tasks, d)
+        R = tasks.T @ tasks / tasks.shape[0]
+        mu = tasks.mean(axis=0)
+    # tr(Gamma A) = tr(G1 R) + (1 + rho) mu^T g2
+    lin = np.sum(G1 * R.T) + (1 + rho) * (mu @ g2)
+    # tr(Gamma^T Gamma B) = tr(G1^T G1 B11) + 2 b12^T G1^T g2 + b22 |g2|^2
+    G1tG1 = G1.T @ G1
+    B11 = np.eye(d) / alpha + (1 + 1 / ell) * R / (1 + rho)
+    quad = (
+        np.sum(G1tG1 * B11)
+        + 2 * (1 + 2 / ell) * (mu @ (G1.T @ g2))
+        + (1 + rho) * (1 + 2 / ell) * (g2 @ g2)
+    )
+    return float(1 + rho - 2 / d * lin + (1 + rho) / d * quad)
+
+
+def mc_error(
+    gamma: Any,
+    ell: int,
+    tasks: Any,
+    teacher: Any,
+    rho: float,
+    n_test: int,
+    rng: Any = None,
+) -> tuple[float, float]:
+    """Monte Carlo test error ``E(y_q - x_q^T Gamma f)^2`` on fresh test contexts.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+    ell : int
+        Context length (>= 1).
+    tasks : None or array_like, shape (k, d)
+        ``None``: ICL (a fresh task per test context); else IDG (tasks drawn uniformly from
+        these rows, normally the pretraining task set).
+    teacher : None, str or callable
+        The link ``f`` (see :func:`lib.samplers.sample_labels`).
+    rho : float
+        Label-noise variance (>= 0).
+    n_test : int
+        Number of test contexts (>= 2), drawn in batches of 20,000 with the exact
+        sufficient-statistic sampler :func:`lib.samplers.sample_features`.
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    (mean, stderr) : tuple of float
+        Sample mean of the squared errors and its standard error ``std / sqrt(n_test)``.
+
+    Notes
+    -----
+    Used in: chapter 5 (nonlinear teachers) and the checks of :func:`exact_error`.
+    """
+    from lib.samplers import sample_features
+
+    gamma = _check_gamma(gamma)
+    d = gamma.shape[0]
+    ell = check_int("ell", ell, low=1)
+    rho = float(check_real("rho", rho, low=0.0))
+    n_test = check_int("n_test", n_test, low=2)
+    rng = as_rng(rng)
+    errors = np.empty(n_test)
+    step = 20_000
+    for s in range(0, n_test, step):
+        b = min(step, n_test - s)
+        batch = sample_features(b, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
+        errors[s : s + b] = (batch.targets - _predict(gamma, batch.queries, batch.features)) ** 2
+    return float(errors.mean()), float(errors.std(ddof=1) / math.sqrt(n_test))
+
+
+# ----------------------------------------------------------------------------------------
+# 4. one simulation point
+# ----------------------------------------------------------------------------------------
+
+
+def _size(name: str, value: float, d: int, symbol: str) -> int:
+    size = int(round(value * d)) if symbol != "n" else int(round(value * d * d))
+    if size < 1:
+        scale = "d" if symbol != "n" else "d^2"
+        raise ValueError(
+            f"{name} = {value!r} gives {symbol} = round({name} * {scale}) = 0 at d = {d}; "
+            f"{name} must be at least {0.5 / (d if symbol != 'n' else d * d):g} here"
+        )
+    return size
+
+
+def simulate(
+    d: int,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    rho: float,
+    lam: float = 0.0,
+    teacher: Any = None,
+    rng: Any = None,
+    method: str = "auto",
+    n_test: int | None = None,
+    return_gamma: bool = False,
+) -> dict[str, Any]:
+    """Pretrain linear attention on one random data set and measure its ICL and IDG errors.
+
+    Draws the pretraining task set (``k = round(kappa d)`` tasks,
+    :func:`lib.samplers.sample_task_set`), ``n = round(tau d^2)`` pretraining contexts of
+    length ``ell = round(alpha d)`` with the exact sufficient-statistic sampler, fits
+    ``Gamma*`` with :func:`fit_gamma` and evaluates it.
+
+    Parameters
+    ----------
+    d : int
+        Token dimension (>= 1).
+    alpha, kappa, tau : float
+        ``ell / d``, ``k / d`` (``inf`` allowed: a fresh task for every context) and
+        ``n / d^2``; each must give a size of at least 1.
+    rho : float
+        Label-noise variance (>= 0).
+    lam : float
+        Ridge strength (>= 0; 0 = minimum-norm / ridgeless).
+    teacher : None, str or callable
+        ``None`` is the linear teacher: the errors are then **exact** given ``Gamma*``
+        (:func:`exact_error`, standard errors 0). Any other teacher (including the name
+        ``"linear"``) is evaluated by Monte Carlo (:func:`mc_error`) on ``n_test`` fresh test
+        contexts for each of ICL and IDG.
+    rng : numpy.random.Generator, int or None
+        Random source (pass a seed for reproducibility).
+    method : str
+        Solver of :func:`fit_gamma`.
+    n_test : int or None
+        Monte Carlo test contexts (default ``N_TEST_DEFAULT = 20,000``); ignored for the
+        linear teacher.
+    return_gamma : bool
+        Also return ``Gamma*`` under ``"gamma"``.
+
+    Returns
+    -------
+    dict
+        ``"icl"``, ``"icl_se"``: error on fresh tasks and its standard error;
+        ``"idg"``, ``"idg_se"``: error on tasks of the pretraining set. When
+        ``kappa = inf`` there is no task set and ``"idg"`` is ``"icl"`` (same number);
+        ``"d"``, ``"ell"``, ``"k"`` (``None`` when ``kappa = inf``), ``"n"``,
+        ``"p" = d(d+1)``, ``"method"`` (the solver actually used), ``"iterations"`` (CG
+        iterations or ``None``), ``"alpha"``, ``"kappa"``, ``"tau"``, ``"rho"``, ``"lam"``,
+        ``"n_test"`` (``None`` if exact), ``"seconds"`` (wall time of the whole call), and
+        ``"gamma"`` (shape (d, d + 1)) if ``return_gamma``.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha``, ``kappa`` or ``tau`` gives ``ell``, ``k`` or ``n`` = 0 (naming the
+        parameter), or any argument is out of range.
+
+    Notes
+    -----
+    Cost at ``d = 200, tau = 2, alpha = 2`` (matfree, 51 CG iterations): 21 s and 0.5 GiB
+    with one BLAS thread (bench/bench_solvers.py). With two BLAS threads on the shared
+    2-core machine while other jobs run, the same call took 70-90 s: OpenBLAS threads
+    waiting for each other in the many medium-sized products of CG; set
+    ``OPENBLAS_NUM_THREADS=1`` on a busy machine.
+    Used in: chapters 2-5.
+    """
+    from lib.samplers import sample_features, sample_task_set
+
+    t0 = time.perf_counter()
+    d = check_int("d", d, low=1)
+    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
+    kappa = float(check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True))
+    tau = float(check_real("tau", tau, low=0.0, low_open=True))
+    rho = float(check_real("rho", rho, low=0.0))
+    lam = float(check_real("lam", lam, low=0.0))
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    if n_test is None:
+        n_test = N_TEST_DEFAULT
+    n_test = check_int("n_test", n_test, low=2)
+    ell = _size("alpha", alpha, d, "ell")
+    k = None if math.isinf(kappa) else _size("kappa", kappa, d, "k")
+    n = _size("tau", tau, d, "n")
+    rng = as_rng(rng)
+
+    tasks = sample_task_set(d, kappa, rng)
+    batch = sample_features(n, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
+    gamma, info = fit_gamma(batch.queries, batch.features, batch.targets, lam=lam, method=method, return_info=True)
+    del batch
+    if teacher is None:
+        icl, icl_se = exact_error(gamma, ell, rho), 0.0
+        idg, idg_se = (icl, 0.0) if tasks is None else (exact_error(gamma, ell, rho, tasks), 0.0)
+    else:
+        icl, icl_se = mc_error(gamma, ell, None, teacher, rho, n_test, rng)
+        idg, idg_se = (icl, icl_se) if tasks is None else mc_error(gamma, ell, tasks, teacher, rho, n_test, rng)
+    out: dict[str, Any] = {
+        "icl": icl,
+        "icl_se": icl_se,
+        "idg": idg,
+        "idg_se": idg_se,
+        "d": d,
+        "ell": ell,
+        "k": k,
+        "n": n,
+        "p": d * (d + 1),
+        "method": info["method"],
+        "iterations": info.get("iterations"),
+        "alpha": alpha,
+        "kappa": kappa,
+        "tau": tau,
+        "rho": rho,
+        "lam": lam,
+        "n_test": None if teacher is None else n_test,
+    }
+    if return_gamma:
+        out["gamma"] = gamma
+    out["seconds"] = time.perf_counter() - t0
+    return out
