@@ -1,0 +1,570 @@
+"""Large-d simulation data and finite-size extrapolation.
+
+The asymptotic formulas of the book hold as ``d -> infinity``. At the dimensions a
+laptop can simulate (``d <= 200``) the measured errors still sit above their limits,
+by a gap that shrinks with ``d``. This module reads the simulation tables made by
+``scripts/make_finite_size.py`` (one CSV per experiment in the repository's ``data/``
+folder) and fits the finite-size law
+
+.. math::
+
+    e(d) = e_\\infty + c / d^{b}
+
+(``b = 1`` by default) by weighted least squares, so that a chapter can compare the
+extrapolated ``e_inf`` with the theory and test whether the ``1/d`` law describes the
+data.
+
+The CSV columns are :data:`COLUMNS`: ``experiment, label, teacher, variant, d, draw,
+seed, alpha, kappa, tau, rho, lam, icl, icl_se, idg, idg_se, n_test, method, seconds``.
+``variant`` is ``"teacher"`` (the nonlinear teacher itself), ``"gaussian"`` (its
+Gaussian-equivalent linear teacher ``g(z) = a_0 + a_1 z`` with noise ``rho_eq``),
+``"noise"`` (pure label noise of variance ``rho_nl``, teacher ``f = 0``) or ``"linear"``
+(the linear teacher ``f(z) = z``). The ``rho`` column is always the label-noise variance
+of the experiment's nominal teacher; the noise actually used by the ``gaussian`` and
+``noise`` variants is derived from it (see ``data/README.md``). Rows with exact errors
+(linear teacher) have ``n_test = 0`` and ``icl_se = idg_se = 0``.
+
+Used in: chapters 2, 3 and the Performance appendix.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+from scipy import optimize, stats
+
+from lib._checks import check_real
+
+__all__ = [
+    "COLUMNS",
+    "DATA_DIR",
+    "FiniteSizeFit",
+    "available_experiments",
+    "load",
+    "table",
+    "summarize",
+    "gap",
+    "extrapolate",
+    "fit",
+]
+
+#: The repository's data folder, found from this file (works from any working directory).
+DATA_DIR: Path = Path(__file__).resolve().parent.parent / "data"
+
+#: Columns of every ``data/finite_size_<experiment>.csv``, in order.
+COLUMNS: tuple[str, ...] = (
+    "experiment", "label", "teacher", "variant", "d", "draw", "seed",
+    "alpha", "kappa", "tau", "rho", "lam",
+    "icl", "icl_se", "idg", "idg_se", "n_test", "method", "seconds",
+)
+_STR_COLUMNS = frozenset({"experiment", "label", "teacher", "variant", "method"})
+_INT_COLUMNS = frozenset({"d", "draw", "seed", "n_test"})
+#: Columns that must be constant within the rows handed to :func:`summarize`.
+_CONFIG_COLUMNS = ("experiment", "label", "teacher", "variant", "alpha", "kappa", "tau", "rho", "lam")
+_PREFIX = "finite_size_"
+
+
+class FiniteSizeFit(NamedTuple):
+    """Result of :func:`extrapolate`: the fit ``e(d) = e_inf + c / d**b``.
+
+    Attributes
+    ----------
+    e_inf, e_inf_se : float
+        The extrapolated ``d -> infinity`` value and its standard error.
+    c, c_se : float
+        The finite-size amplitude and its standard error.
+    b, b_se : float
+        The exponent. When it was fixed (``power`` a number) ``b = power`` and
+        ``b_se = 0``.
+    chi2 : float
+        Weighted residual sum of squares ``sum ((e - fit) / se)**2``.
+    dof : int
+        Degrees of freedom: number of points minus number of fitted parameters.
+    p_value : float
+        ``P(chi2_dof >= chi2)``: small values (say < 0.01) mean the law does not describe
+        the data within their error bars. NaN when ``se`` was not given (the scale of the
+        errors is then estimated from the residuals, so ``chi2`` carries no test).
+    """
+
+    e_inf: float
+    e_inf_se: float
+    c: float
+    c_se: float
+    b: float
+    b_se: float
+    chi2: float
+    dof: int
+    p_value: float
+
+
+# ----------------------------------------------------------------------------------------
+# reading the tables
+# ----------------------------------------------------------------------------------------
+
+
+def _dir(data_dir: str | Path | None) -> Path:
+    return DATA_DIR if data_dir is None else Path(data_dir)
+
+
+def available_experiments(data_dir: str | Path | None = None) -> list[str]:
+    """Names of the experiments that have a ``finite_size_<name>.csv`` in ``data_dir``.
+
+    Parameters
+    ----------
+    data_dir : str, pathlib.Path or None
+        Folder to look in; None (default) is the repository's ``data/`` folder.
+
+    Returns
+    -------
+    list of str
+        Sorted experiment names, for instance ``["h2_study", "linear_points", ...]``.
+    """
+    folder = _dir(data_dir)
+    return sorted(p.stem[len(_PREFIX):] for p in folder.glob(f"{_PREFIX}*.csv"))
+
+
+def _path(experiment: Any, data_dir: str | Path | None) -> Path:
+    available = available_experiments(data_dir)
+    if not isinstance(experiment, str) or experiment not in available:
+        raise ValueError(
+            f"experiment must be one of {available} (the files {_PREFIX}<experiment>.csv in "
+            f"{_dir(data_dir)}; `make data` regenerates them); got {experiment!r}"
+        )
+    return _dir(data_dir) / f"{_PREFIX}{experiment}.csv"
+
+
+def _convert(name: str, text: str) -> Any:
+    if name in _STR_COLUMNS:
+        return text
+    if name in _INT_COLUMNS:
+        return int(text)
+    return float(text)  # accepts "inf"
+
+
+def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """Read the rows of ``data/finite_size_<experiment>.csv``.
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name, one of :func:`available_experiments` (``"linear_points"``,
+        ``"teachers"``, ``"h2_study"``, ``"smoke"``).
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files; None (default) is the repository's ``data/``.
+
+    Returns
+    -------
+    list of dict
+        One dict per row, keyed by :data:`COLUMNS`; ``d, draw, seed, n_test`` as int,
+        ``experiment, label, teacher, variant, method`` as str, the rest as float
+        (``kappa`` may be ``inf``).
+
+    Raises
+    ------
+    ValueError
+        If ``experiment`` is not an available experiment (the message lists them), or
+        the file's header is not :data:`COLUMNS`.
+    """
+    path = _path(experiment, data_dir)
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise ValueError(f"{path} must have the columns {COLUMNS}; it has {reader.fieldnames}")
+        return [{k: _convert(k, row[k]) for k in COLUMNS} for row in reader]
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    if isinstance(wanted, (list, tuple, set, frozenset)):
+        return any(_matches(value, w) for w in wanted)
+    if isinstance(value, str) or isinstance(wanted, str):
+        return value == wanted
+    return bool(value == wanted or np.isclose(value, wanted, rtol=1e-12, atol=0.0))
+
+
+def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    out = {}
+    for name in COLUMNS:
+        values = [r[name] for r in rows]
+        if name in _STR_COLUMNS:
+            out[name] = np.array(values, dtype=str)
+        elif name in _INT_COLUMNS:
+            out[name] = np.array(values, dtype=np.int64)
+        else:
+            out[name] = np.array(values, dtype=float)
+    return out
+
+
+def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -> dict[str, np.ndarray]:
+    """The rows of an experiment that match ``filters``, as a dict of column arrays.
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name (see :func:`load`).
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files; None is the repository's ``data/``.
+    **filters
+        ``column=value`` pairs, for instance ``teacher="relu", variant="teacher"``. A
+        list, tuple or set of values matches any of them (``d=[100, 200]``). Numbers
+        match exactly (up to 1e-12 relative), ``kappa=np.inf`` included.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        One array of shape ``(m,)`` per column of :data:`COLUMNS` (m matching rows, in
+        file order): ``str`` arrays for text columns, ``int64`` for ``d, draw, seed,
+        n_test``, ``float`` for the rest.
+
+    Raises
+    ------
+    ValueError
+        If a filter names an unknown column, or no row matches (the message lists the
+        values present in the filtered columns).
+
+    Examples
+    --------
+    >>> t = table("teachers", teacher="relu", variant="teacher")   # doctest: +SKIP
+    >>> t["d"], t["icl"]                                            # doctest: +SKIP
+    """
+    unknown = sorted(set(filters) - set(COLUMNS))
+    if unknown:
+        raise ValueError(f"filters must be column names among {COLUMNS}; got unknown {unknown}")
+    rows = load(experiment, data_dir)
+    kept = [r for r in rows if all(_matches(r[k], v) for k, v in filters.items())]
+    if not kept:
+        present = {k: sorted({r[k] for r in rows}, key=str) for k in filters}
+        raise ValueError(
+            f"no row of experiment {experiment!r} matches {filters}; values present: {present}"
+        )
+    return _columns(kept)
+
+
+# ----------------------------------------------------------------------------------------
+# averages over draws
+# ----------------------------------------------------------------------------------------
+
+
+def _as_columns(rows_or_table: Any) -> dict[str, np.ndarray]:
+    if isinstance(rows_or_table, Mapping):
+        missing = [c for c in ("d", "icl", "icl_se", "idg", "idg_se") if c not in rows_or_table]
+        if missing:
+            raise ValueError(f"rows_or_table is missing the columns {missing}")
+        cols = {k: np.asarray(v) for k, v in rows_or_table.items()}
+    elif isinstance(rows_or_table, Iterable) and not isinstance(rows_or_table, (str, bytes)):
+        rows = list(rows_or_table)
+        if not rows or not all(isinstance(r, Mapping) for r in rows):
+            raise ValueError("rows_or_table must be a non-empty list of row dicts or a table dict")
+        missing = sorted(set(COLUMNS) - set(rows[0]))
+        if missing:
+            raise ValueError(f"rows_or_table rows are missing the columns {missing}")
+        cols = _columns(rows)
+    else:
+        raise TypeError(
+            "rows_or_table must be a list of row dicts (from load) or a dict of column arrays "
+            f"(from table); got {type(rows_or_table).__name__}"
+        )
+    if cols["d"].size == 0:
+        raise ValueError("rows_or_table has no rows")
+    return cols
+
+
+def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
+    """Per-d means and standard errors over the draws of one configuration.
+
+    For each dimension ``d`` with ``m_d`` draws ``e_1, ..., e_{m_d}`` (each a finite-d
+    error, exact or a Monte Carlo estimate):
+
+    .. math::
+
+        \\bar e_d = \\frac{1}{m_d} \\sum_j e_j, \\qquad
+        \\mathrm{se}_d = \\frac{s_d}{\\sqrt{m_d}}, \\quad
+        s_d^2 = \\frac{1}{m_d - 1} \\sum_j (e_j - \\bar e_d)^2 .
+
+    The spread over draws already contains the Monte Carlo noise of each draw. With a
+    single draw the standard error falls back to that row's own ``icl_se``/``idg_se``
+    (Monte Carlo only: an underestimate, and 0 for exact errors).
+
+    Parameters
+    ----------
+    rows_or_table : list of dict or dict of arrays
+        Rows from :func:`load` or a table from :func:`table`, all of one configuration
+        (same experiment, label, teacher, variant, alpha, kappa, tau, rho, lam): filter
+        first.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``d`` (m,) sorted increasing, ``icl``, ``icl_se``, ``idg``, ``idg_se`` (m,) float,
+        ``draws`` (m,) int.
+
+    Raises
+    ------
+    ValueError
+        If the rows mix several configurations (the message names the column) or are empty.
+    TypeError
+        If ``rows_or_table`` is neither rows nor a table.
+    """
+    cols = _as_columns(rows_or_table)
+    for name in _CONFIG_COLUMNS:
+        if name in cols:
+            vals = np.unique(cols[name].astype(str))
+            if vals.size > 1:
+                raise ValueError(
+                    f"summarize needs the rows of one configuration, but column {name!r} takes "
+                    f"the values {list(vals)}; filter with table(..., {name}=...) first"
+                )
+    d = cols["d"].astype(np.int64)
+    dims = np.unique(d)
+    out: dict[str, list] = {k: [] for k in ("icl", "icl_se", "idg", "idg_se", "draws")}
+    for dd in dims:
+        sel = d == dd
+        m = int(sel.sum())
+        out["draws"].append(m)
+        for q in ("icl", "idg"):
+            e = cols[q][sel].astype(float)
+            out[q].append(float(e.mean()))
+            if m > 1:
+                out[f"{q}_se"].append(float(e.std(ddof=1) / math.sqrt(m)))
+            else:
+                out[f"{q}_se"].append(float(cols[f"{q}_se"][sel][0]))
+    result = {"d": dims}
+    result.update({k: np.array(v, dtype=np.int64 if k == "draws" else float) for k, v in out.items()})
+    return result
+
+
+def gap(
+    experiment: str,
+    variants: tuple[str, str] = ("teacher", "gaussian"),
+    quantity: str = "icl",
+    data_dir: str | Path | None = None,
+    **filters: Any,
+) -> dict[str, np.ndarray]:
+    """Per-d mean and standard error of the paired difference between two variants.
+
+    The variants of one configuration share the seed of each draw (common random
+    numbers: same task set, tokens, noise draws and test contexts), so the difference
+    ``e_a - e_b`` is computed draw by draw and averaged,
+
+    .. math::
+
+        \\bar g_d = \\frac{1}{m_d}\\sum_j (e^{a}_j - e^{b}_j), \\qquad
+        \\mathrm{se}_d = \\frac{\\operatorname{std}_j(e^{a}_j - e^{b}_j)}{\\sqrt{m_d}},
+
+    which is much more precise than the difference of the two separate means. With a
+    single draw the standard error is ``sqrt(se_a**2 + se_b**2)`` from the Monte Carlo
+    errors of the two rows (conservative: it ignores their positive correlation).
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name (see :func:`load`).
+    variants : tuple of two str
+        ``(a, b)``, for instance ``("teacher", "gaussian")`` or ``("teacher", "noise")``.
+    quantity : {"icl", "idg"}
+        Which error.
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files; None is the repository's ``data/``.
+    **filters
+        Select one configuration (without ``variant``), as in :func:`table`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``d`` (m,), ``gap`` (m,), ``gap_se`` (m,), ``draws`` (m,) (draws present in both).
+
+    Raises
+    ------
+    ValueError
+        If ``quantity`` or ``variants`` is invalid, a filter is ``variant``, or the two
+        variants have no draw in common.
+
+    Used in: chapter 3 (how far a teacher sits above its Gaussian equivalent, h2 against
+    pure noise).
+    """
+    if quantity not in ("icl", "idg"):
+        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    if not (isinstance(variants, (tuple, list)) and len(variants) == 2 and all(isinstance(v, str) for v in variants)):
+        raise ValueError(f"variants must be a pair of variant names such as ('teacher', 'gaussian'); got {variants!r}")
+    if "variant" in filters:
+        raise ValueError("gap takes the variants through `variants`, not through a `variant` filter")
+    ta, tb = (table(experiment, data_dir=data_dir, variant=v, **filters) for v in variants)
+    for t in (ta, tb):
+        summarize(t)  # checks that each side is a single configuration
+    index_b = {(int(d), int(j)): i for i, (d, j) in enumerate(zip(tb["d"], tb["draw"]))}
+    pairs: dict[int, list[tuple[float, float]]] = {}
+    for i, (d, j) in enumerate(zip(ta["d"], ta["draw"])):
+        k = index_b.get((int(d), int(j)))
+        if k is not None:
+            diff = float(ta[quantity][i] - tb[quantity][k])
+            mc = math.hypot(float(ta[f"{quantity}_se"][i]), float(tb[f"{quantity}_se"][k]))
+            pairs.setdefault(int(d), []).append((diff, mc))
+    if not pairs:
+        raise ValueError(f"variants {variants} of experiment {experiment!r} share no (d, draw) for {filters}")
+    dims = np.array(sorted(pairs), dtype=np.int64)
+    mean, se, draws = [], [], []
+    for d in dims:
+        diffs = np.array([p[0] for p in pairs[int(d)]])
+        mean.append(diffs.mean())
+        se.append(diffs.std(ddof=1) / math.sqrt(diffs.size) if diffs.size > 1 else pairs[int(d)][0][1])
+        draws.append(diffs.size)
+    return {"d": dims, "gap": np.array(mean), "gap_se": np.array(se), "draws": np.array(draws, dtype=np.int64)}
+
+
+# ----------------------------------------------------------------------------------------
+# finite-size extrapolation
+# ----------------------------------------------------------------------------------------
+
+
+def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    d = check_real("d", d, low=0.0, low_open=True)
+    e = check_real("e", e)
+    if d.ndim != 1 or e.shape != d.shape:
+        raise ValueError(f"d and e must be 1-D arrays of the same length; got shapes {d.shape} and {e.shape}")
+    if se is not None:
+        se = check_real("se", se, low=0.0, low_open=True)
+        if se.shape != d.shape:
+            raise ValueError(f"se must have the shape of d, {d.shape}; got {se.shape}")
+    if np.unique(d).size < n_params or d.size < n_params + 1:
+        raise ValueError(
+            f"d must hold at least {n_params} distinct values and {n_params + 1} points for "
+            f"this fit ({n_params} parameters, at least 1 degree of freedom); got d = {d.tolist()}"
+        )
+    return d, e, se
+
+
+def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> FiniteSizeFit:
+    """Fit ``e(d) = e_inf + c / d**b`` by weighted least squares.
+
+    With ``power`` a number ``b`` is fixed and the model is linear in ``(e_inf, c)``:
+    the fit minimises
+
+    .. math::
+
+        \\chi^2 = \\sum_i \\Big( \\frac{e_i - e_\\infty - c\\, d_i^{-b}}{\\mathrm{se}_i} \\Big)^2 ,
+
+    and the standard errors are the square roots of the diagonal of ``(J^T W J)^{-1}``
+    (``J`` the design matrix ``[1, d^{-b}]``, ``W = diag(se^{-2})``), that is, the
+    ``se`` are taken as absolute errors. With ``power=None`` the exponent ``b`` is fitted
+    too (:func:`scipy.optimize.curve_fit`, starting from the ``b = 1`` fit), which tests
+    whether ``1/d`` describes the data: ``b`` within a few ``b_se`` of 1 and an acceptable
+    ``p_value`` say it does.
+
+    Parameters
+    ----------
+    d : array_like, shape (m,)
+        Dimensions (> 0). Repeated values are allowed (for instance one point per draw).
+    e : array_like, shape (m,)
+        Measured errors.
+    se : array_like, shape (m,), optional
+        Their standard errors (> 0), for instance from :func:`summarize`. If None all
+        points get equal weight and the error scale is estimated from the residuals
+        (then ``p_value`` is NaN).
+    power : float or None
+        Fixed exponent ``b > 0`` (default 1: the ``1/d`` law), or None to fit it.
+
+    Returns
+    -------
+    FiniteSizeFit
+        ``e_inf, e_inf_se, c, c_se, b, b_se, chi2, dof, p_value``.
+
+    Raises
+    ------
+    ValueError
+        If the arrays do not match, contain non-finite values, ``d`` or ``se`` are not
+        positive, ``power`` is not positive, or there are too few points
+        (fixed power: at least 2 distinct d and 3 points; free power: 3 distinct d and
+        4 points), or the free-power fit does not converge.
+
+    Examples
+    --------
+    >>> d = np.array([50, 100, 150, 200])
+    >>> fit = extrapolate(d, 1.0 + 5.0 / d, se=np.full(4, 1e-3))
+    >>> round(fit.e_inf, 6), round(fit.c, 6)
+    (1.0, 5.0)
+
+    Used in: chapters 2 and 3 (finite-size scaling of the simulations), Performance appendix.
+    """
+    if power is not None:
+        power = float(check_real("power", power, low=0.0, low_open=True))
+    n_params = 2 if power is not None else 3
+    d, e, se = _check_fit_input(d, e, se, n_params)
+    sigma = np.ones_like(e) if se is None else se
+    b0 = 1.0 if power is None else power
+
+    # Linear weighted least squares for a fixed exponent (also the start of the free fit).
+    design = np.column_stack([np.ones_like(d), d ** -b0]) / sigma[:, None]
+    coef, *_ = np.linalg.lstsq(design, e / sigma, rcond=None)
+    if power is not None:
+        params = coef
+        cov = np.linalg.inv(design.T @ design)
+        b, b_se = power, 0.0
+        resid = (e - params[0] - params[1] * d ** -power) / sigma
+    else:
+        def model(x, e_inf, c, b):
+            return e_inf + c * x ** -b
+
+        try:
+            params, cov = optimize.curve_fit(
+                model, d, e, p0=[coef[0], coef[1], 1.0], sigma=sigma, absolute_sigma=True,
+                bounds=([-np.inf, -np.inf, 1e-3], [np.inf, np.inf, 20.0]), max_nfev=10_000,
+            )
+        except RuntimeError as exc:
+            raise ValueError(f"the free-power fit e_inf + c/d**b did not converge: {exc}") from exc
+        b = float(params[2])
+        resid = (e - model(d, *params)) / sigma
+    chi2 = float(resid @ resid)
+    dof = int(d.size - n_params)
+    if se is None:
+        cov = cov * (chi2 / dof)  # scale from the residuals
+        p_value = float("nan")
+    else:
+        p_value = float(stats.chi2.sf(chi2, dof))
+    errs = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if power is None:
+        b_se = float(errs[2])
+    return FiniteSizeFit(
+        e_inf=float(params[0]), e_inf_se=float(errs[0]), c=float(params[1]), c_se=float(errs[1]),
+        b=float(b), b_se=float(b_se), chi2=chi2, dof=dof, p_value=p_value,
+    )
+
+
+def fit(
+    experiment: str,
+    quantity: str = "icl",
+    power: float | None = 1.0,
+    data_dir: str | Path | None = None,
+    **filters: Any,
+) -> tuple[dict[str, np.ndarray], FiniteSizeFit]:
+    """Summarize one configuration of an experiment and extrapolate it to ``d = infinity``.
+
+    Shorthand for ``s = summarize(table(experiment, **filters))`` followed by
+    ``extrapolate(s["d"], s[quantity], s[quantity + "_se"], power)``.
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name (see :func:`load`).
+    quantity : {"icl", "idg"}
+        Which error to extrapolate.
+    power : float or None
+        As in :func:`extrapolate`.
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files; None is the repository's ``data/``.
+    **filters
+        Select one configuration, as in :func:`table`.
+
+    Returns
+    -------
+    summary : dict of numpy.ndarray
+        The output of :func:`summarize`.
+    fit : FiniteSizeFit
+        The output of :func:`extrapolate`.
+    """
+    if quantity not in ("icl", "idg"):
+        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    summary = summarize(table(experiment, data_dir=data_dir, **filters))
+    return summary, extrapolate(summary["d"], summary[quantity], summary[f"{quantity}_se"], power)
