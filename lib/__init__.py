@@ -20,7 +20,9 @@ works; everything else is reached through its module (``lib.hermite.LINKS``).
 __version__ = "0.1.0"
 
 from . import attention, baselines, finite_size, hermite, plotting, samplers, theory
-from .attention import exact_error, fit_gamma, gamma_from_weights, linear_attention, mc_error, predict, simulate
+from .attention import (
+    exact_error, fit_gamma, gamma_from_weights, linear_attention, mc_error, predict, simulate, simulate_many,
+)
 from .baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
 from .finite_size import extrapolate
 from .hermite import LINKS, coefficients, gaussian_equivalent, get_link, hermite_function, teacher_moments
@@ -31,18 +33,20 @@ from .theory import (
     idg_error,
     nonlinear_icl_error,
     nonlinear_idg_error,
+    nonlinear_optimal_lambda,
     optimal_lambda,
     pure_noise_error,
+    transition_kappa,
 )
 
 __all__ = [
     "__version__",
     "attention", "baselines", "finite_size", "hermite", "plotting", "samplers", "theory",
-    "simulate", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention", "gamma_from_weights",
+    "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention", "gamma_from_weights",
     "baseline_errors", "bayes_ridge_predict", "dmmse_predict",
     "extrapolate",
     "LINKS", "coefficients", "gaussian_equivalent", "get_link", "hermite_function", "teacher_moments",
     "sample_contexts", "sample_features", "sample_task_set",
     "effective_noise", "icl_error", "idg_error", "nonlinear_icl_error", "nonlinear_idg_error",
-    "optimal_lambda", "pure_noise_error",
+    "nonlinear_optimal_lambda", "optimal_lambda", "pure_noise_error", "transition_kappa",
 ]

@@ -13,7 +13,8 @@ The chain of this module follows the book:
    (dense primal normal equations, dual kernel, matrix-free preconditioned CG).
 4. :func:`exact_error` (finite-d test error for the linear teacher), :func:`mc_error`
    (Monte Carlo test error for any teacher) and :func:`simulate` (draw a pretraining set,
-   fit, test: one point of every simulation figure in the book).
+   fit, test: one point of every simulation figure in the book); :func:`simulate_many`
+   repeats it over a parameter grid and several seeded draws and averages.
 
 Conventions
 -----------
@@ -46,6 +47,7 @@ __all__ = [
     "exact_error",
     "mc_error",
     "simulate",
+    "simulate_many",
     "METHODS",
 ]
 
@@ -992,4 +994,118 @@ def simulate(
     if return_gamma:
         out["gamma"] = gamma
     out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# 5. many simulation points, several draws each
+# ----------------------------------------------------------------------------------------
+
+
+def _as_grid(name: str, value: Any) -> np.ndarray:
+    """A scalar or a 1-D array of parameter values, as a 1-D float array."""
+    arr = np.atleast_1d(check_real(name, value, allow_inf=(name == "kappa")))
+    if arr.ndim != 1 or arr.size < 1:
+        raise ValueError(f"{name} must be a scalar or a non-empty 1-D array; got shape {np.shape(value)}")
+    return arr.astype(float)
+
+
+def simulate_many(
+    d: int,
+    alpha: Any,
+    kappa: Any,
+    tau: Any,
+    rho: Any,
+    lam: Any = 0.0,
+    teacher: Any = None,
+    *,
+    draws: int = 3,
+    rng: Any = None,
+    method: str = "auto",
+    n_test: int | None = None,
+) -> dict[str, Any]:
+    """Run :func:`simulate` at several parameter points, ``draws`` times each, and average.
+
+    The parameters ``alpha, kappa, tau, rho, lam`` are scalars or 1-D arrays; the arrays
+    must all have the same length ``m`` and the scalars are repeated (all scalars: one
+    point, ``m = 1``). ``d``, ``teacher``, ``method`` and ``n_test`` are shared by every
+    point. Point ``i``, draw ``j`` runs
+    ``simulate(d, alpha[i], kappa[i], tau[i], rho[i], lam[i], teacher,
+    rng=numpy.random.default_rng(children[i * draws + j]), ...)`` with the independent
+    child seeds ``children = SeedSequence.spawn(m * draws)`` of the seed sequence behind
+    ``rng`` (for an integer seed ``s``: ``numpy.random.SeedSequence(s).spawn(m * draws)``;
+    for a generator: ``rng.bit_generator.seed_seq.spawn(m * draws)``, as
+    :meth:`numpy.random.Generator.spawn` does). So every run has its own stream, the
+    result does not depend on the order of the runs, and one run can be repeated alone.
+
+    Parameters
+    ----------
+    d : int
+        Token dimension (>= 1), the same at every point.
+    alpha, kappa, tau, rho, lam : float or array_like, shape (m,)
+        As in :func:`simulate` (``kappa`` may be ``inf``); broadcast together.
+    teacher : None, str or callable
+        As in :func:`simulate` (``None``: linear teacher, exact errors).
+    draws : int, keyword-only
+        Independent pretraining runs per point (>= 1).
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None, keyword-only
+        Source of the child seeds (pass an integer seed for reproducibility).
+    method : str, keyword-only
+        Solver of :func:`fit_gamma`.
+    n_test : int or None, keyword-only
+        Monte Carlo test contexts per run (nonlinear teachers; see :func:`simulate`).
+
+    Returns
+    -------
+    dict
+        ``"icl"``, ``"idg"`` (shape (m,)): means over the draws;
+        ``"icl_se"``, ``"idg_se"`` (shape (m,)): standard errors of these means,
+        ``std(ddof=1) / sqrt(draws)``; with ``draws = 1`` the Monte Carlo standard error
+        of the single run reported by :func:`simulate` (0 for the linear teacher);
+        ``"icl_draws"``, ``"idg_draws"`` (shape (m, draws)): every run;
+        ``"alpha"``, ``"kappa"``, ``"tau"``, ``"rho"``, ``"lam"`` (shape (m,)): the
+        broadcast parameters; ``"d"``, ``"draws"`` and ``"seconds"`` (wall time).
+
+    Raises
+    ------
+    ValueError, TypeError
+        ``draws`` not an integer >= 1, parameter arrays that are not 1-D or have
+        different lengths, and everything :func:`simulate` rejects (naming the argument).
+
+    Notes
+    -----
+    Cost: ``m * draws`` calls of :func:`simulate`, run one after the other.
+    Used in: chapters 2, 4, 5.
+    """
+    t0 = time.perf_counter()
+    d = check_int("d", d, low=1)
+    draws = check_int("draws", draws, low=1)
+    names = ("alpha", "kappa", "tau", "rho", "lam")
+    grids = [_as_grid(name, value) for name, value in zip(names, (alpha, kappa, tau, rho, lam))]
+    lengths = {g.size for g in grids if g.size > 1}
+    if len(lengths) > 1:
+        given = ", ".join(f"{n}: {g.size}" for n, g in zip(names, grids) if g.size > 1)
+        raise ValueError(f"alpha, kappa, tau, rho and lam must be scalars or 1-D arrays of one length; got lengths {given}")
+    m = lengths.pop() if lengths else 1
+    grids = [np.broadcast_to(g, (m,)).copy() for g in grids]
+    children = as_rng(rng).bit_generator.seed_seq.spawn(m * draws)
+    out: dict[str, Any] = {}
+    for key in ("icl", "idg"):
+        out[key + "_draws"] = np.empty((m, draws))
+        out[key + "_se"] = np.empty(m)
+    for i in range(m):
+        for j in range(draws):
+            r = simulate(d, *(g[i] for g in grids), teacher=teacher, rng=np.random.default_rng(children[i * draws + j]),
+                         method=method, n_test=n_test)
+            for key in ("icl", "idg"):
+                out[key + "_draws"][i, j] = r[key]
+                if draws == 1:
+                    out[key + "_se"][i] = r[key + "_se"]
+    for key in ("icl", "idg"):
+        runs = out[key + "_draws"]
+        out[key] = runs.mean(axis=1)
+        if draws > 1:
+            out[key + "_se"] = runs.std(axis=1, ddof=1) / math.sqrt(draws)
+    out.update(zip(names, grids))
+    out.update(d=d, draws=draws, seconds=time.perf_counter() - t0)
     return out

@@ -15,7 +15,8 @@ Linear teacher (:math:`f(z) = z`): :func:`icl_error` (ridgeless and ridge) and
 :math:`f \mapsto a_1 z` plus noise :math:`\rho_{nl} = \rho + E[f^2] - a_1^2`:
 :func:`effective_noise`, :func:`nonlinear_icl_error`, :func:`nonlinear_idg_error` and
 the :math:`a_1 = 0` branch :func:`pure_noise_error`. Helpers: :func:`icl_limit`,
-:func:`ridge_epsilon`, :func:`optimal_lambda`.
+:func:`ridge_epsilon`, :func:`optimal_lambda`, :func:`nonlinear_optimal_lambda`,
+:func:`transition_kappa`.
 
 Every function is vectorized: the parameters broadcast against each other like numpy
 arrays; all-scalar input gives a Python ``float``, array input an ``ndarray`` of the
@@ -47,6 +48,8 @@ __all__ = [
     "pure_noise_error",
     "nonlinear_icl_error",
     "nonlinear_idg_error",
+    "nonlinear_optimal_lambda",
+    "transition_kappa",
     "A1_ZERO_RTOL",
     "A1_ZERO_ATOL",
 ]
@@ -924,3 +927,151 @@ def nonlinear_idg_error(
         return _out(np.broadcast_to(pure_noise_error(rho_nl, alpha, tau), shape).copy())
     s = a1 * a1
     return _out(s * np.asarray(idg_error(alpha, kappa, tau, rho_nl / s)))
+
+
+def nonlinear_optimal_lambda(
+    teacher: Any, alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
+) -> tuple[float | np.ndarray, float | np.ndarray]:
+    r"""The ridge strength that minimizes the ICL error of a nonlinear teacher, and that error.
+
+    By the nonlinearity-noise equivalence (:func:`nonlinear_icl_error`) the teacher's
+    error at ridge :math:`\lambda` is the linear error at :math:`\tilde\rho = \rho_{nl}/a_1^2`
+    and :math:`\lambda / a_1^2`, times :math:`a_1^2`, so
+
+    .. math::
+
+        \lambda^*_f = a_1^2\, \lambda^*_{\mathrm{lin}}\big(\alpha, \kappa, \tau, \rho_{nl}/a_1^2\big),
+        \qquad e^*_f = a_1^2\, e^*_{\mathrm{lin}}\big(\alpha, \kappa, \tau, \rho_{nl}/a_1^2\big),
+
+    with :math:`(\lambda^*_{\mathrm{lin}}, e^*_{\mathrm{lin}})` from :func:`optimal_lambda`
+    (numerical minimization; :math:`\lambda^*` is searched in ``[1e-8, 1e4]`` for the
+    linear problem, hence in :math:`a_1^2` times that interval here).
+
+    :math:`a_1 = 0` (same test as :func:`nonlinear_icl_error`): the ridge error
+    :func:`pure_noise_error` decreases in :math:`\lambda` all the way to
+    :math:`\lambda = \infty`, so ``lam_star = inf`` and ``e_star`` is its limit
+    :math:`\rho_{nl}`, the error of the zero predictor.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f`, as accepted by :func:`lib.hermite.teacher_moments`.
+    alpha, kappa, tau, rho : float or array_like
+        As in :func:`icl_error`; broadcast together.
+
+    Returns
+    -------
+    lam_star, e_star : float or numpy.ndarray
+        Broadcast shape; floats for scalar input.
+
+    Used in: chapter 4 (finite pretraining data: the best ridge for a nonlinear teacher).
+    """
+    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
+    _, a1, ef2 = _moments(teacher)
+    rho_nl = _rho_nl(rho, a1, ef2)
+    if _a1_is_zero(a1, ef2):
+        shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)
+        return _out(np.full(shape, np.inf)), _out(np.broadcast_to(rho_nl, shape).copy())
+    s = a1 * a1
+    lam, e = optimal_lambda(alpha, kappa, tau, rho_nl / s)
+    return _out(s * np.asarray(lam)), _out(s * np.asarray(e))
+
+
+#: :math:`\kappa` at which :func:`transition_kappa` evaluates the memorization level :math:`e(0)`.
+TRANSITION_KAPPA0 = 1e-8
+#: Grid of :math:`\log_{10}\kappa` scanned by :func:`transition_kappa` for a crossing.
+TRANSITION_LOG10_GRID = np.linspace(-4.0, 4.0, 161)
+
+
+def transition_kappa(
+    q: float,
+    teacher: Any,
+    alpha: float,
+    tau: float,
+    rho: float,
+    lam: float = 0.0,
+    *,
+    missing: str = "raise",
+) -> float:
+    r"""Task diversity :math:`\kappa_q` at which the ICL error has covered the fraction ``q`` of its drop.
+
+    .. math::
+
+        e_{\mathrm{ICL}}(\kappa_q) = e_{\mathrm{ICL}}(0) - q\,\big[e_{\mathrm{ICL}}(0) - e_{\mathrm{ICL}}(\infty)\big],
+
+    with :math:`e_{\mathrm{ICL}}` = :func:`nonlinear_icl_error` (ridge ``lam``), the
+    memorization level :math:`e_{\mathrm{ICL}}(0)` evaluated at
+    :math:`\kappa = 10^{-8}` (``TRANSITION_KAPPA0``) and the generalization level at
+    :math:`\kappa = \infty`. :math:`\kappa_{1/2}` is the transition point and
+    :math:`\kappa_{0.9} - \kappa_{0.1}` its width. The error can rise slightly before
+    it falls (small :math:`\alpha, \tau`), so the level is located as the **last
+    down-crossing** on the grid :math:`\log_{10}\kappa \in [-4, 4]` (161 points,
+    ``TRANSITION_LOG10_GRID``), refined with :func:`scipy.optimize.brentq` in
+    :math:`\log_{10}\kappa` (``xtol = 1e-12``).
+
+    Parameters
+    ----------
+    q : float
+        Fraction of the drop, :math:`0 < q < 1`.
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f` (:func:`lib.hermite.teacher_moments`).
+    alpha, tau : float
+        Context length and pretraining data (> 0); scalars.
+    rho : float
+        Label noise (>= 0).
+    lam : float, default 0
+        Ridge strength (>= 0).
+    missing : {"raise", "nan"}, keyword-only
+        What to do when there is no crossing: raise ``ValueError`` (default) or return
+        ``nan`` (for curves over a parameter grid, where such points are left blank).
+
+    Returns
+    -------
+    float
+        :math:`\kappa_q`.
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, or (with ``missing="raise"``) no crossing: the memorization
+        level is not above the generalization level (e.g. :math:`a_1 = 0`, or short
+        contexts with little data), or the error does not fall through the level
+        inside :math:`[10^{-4}, 10^4]`.
+
+    Used in: chapter 5 (task diversity: location and width of the transition).
+    """
+    from scipy.optimize import brentq
+
+    q = float(check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
+    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
+    tau = float(check_real("tau", tau, low=0.0, low_open=True))
+    rho = float(check_real("rho", rho, low=0.0))
+    lam = float(_check_lam(lam))
+    if missing not in ("raise", "nan"):
+        raise ValueError(f"missing must be 'raise' or 'nan'; got {missing!r}")
+
+    def e(kappa):
+        return nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam)
+
+    e0, e_inf = e(TRANSITION_KAPPA0), e(np.inf)
+    level = e0 - q * (e0 - e_inf)
+
+    def g(u):
+        return e(10.0**u) - level
+
+    grid = TRANSITION_LOG10_GRID
+    s = g(grid)
+    down = np.flatnonzero((s[:-1] > 0) & (s[1:] <= 0))
+    if e0 <= e_inf or down.size == 0:
+        if missing == "nan":
+            return float("nan")
+        why = (
+            f"the memorization level e(0) = {e0:.6g} is not above the generalization level e(inf) = {e_inf:.6g}"
+            if e0 <= e_inf
+            else f"the ICL error does not fall through the level {level:.6g} for kappa in [1e-4, 1e4]"
+        )
+        raise ValueError(
+            f"transition_kappa: no kappa_q for q = {q:g} at alpha = {alpha:g}, tau = {tau:g}, rho = {rho:g}, "
+            f"lam = {lam:g}: {why}; pass missing='nan' to get nan instead"
+        )
+    return float(10.0 ** brentq(g, grid[down[-1]], grid[down[-1] + 1], xtol=1e-12))

@@ -446,3 +446,54 @@ def test_simulate_finite_size_icl_against_independent_pipeline():
     d40 = np.array([simulate(40, 1.0, 0.5, 2.0, 0.01, rng=200 + s)["icl"] for s in range(6)])
     m40, se40 = d40.mean(), d40.std(ddof=1) / np.sqrt(d40.size)
     assert 1.233993 < m40 - 3 * se40 and m40 + 3 * se40 < m20 - 3 * se20
+
+
+# ----------------------------------------------------------------------------------------
+# simulate_many
+# ----------------------------------------------------------------------------------------
+from lib.attention import simulate_many  # noqa: E402
+
+
+def test_simulate_many_shapes_and_broadcast():
+    out = simulate_many(6, 2.0, [1.0, np.inf], [2.0, 3.0], 0.1, draws=2, rng=0)
+    for key in ("icl", "icl_se", "idg", "idg_se", "alpha", "kappa", "tau", "rho", "lam"):
+        assert out[key].shape == (2,), key
+    assert out["icl_draws"].shape == out["idg_draws"].shape == (2, 2)
+    assert_allclose(out["alpha"], [2.0, 2.0])
+    assert_allclose(out["icl"], out["icl_draws"].mean(axis=1))
+    assert_allclose(out["icl_se"], out["icl_draws"].std(axis=1, ddof=1) / np.sqrt(2))
+    assert_allclose(out["idg"][1], out["icl"][1])  # kappa = inf: IDG is ICL
+    one = simulate_many(6, 2.0, np.inf, 2.0, 0.1, draws=1, rng=1)
+    assert one["icl"].shape == (1,) and one["icl_draws"].shape == (1, 1)
+    assert one["icl_se"][0] == 0.0  # draws = 1, linear teacher: simulate's own (exact) se
+
+
+def test_simulate_many_matches_manual_calls_with_child_seeds():
+    kw = dict(rho=0.2, lam=0.05, teacher="relu", n_test=500)
+    out = simulate_many(5, [1.0, 2.0], 1.0, 2.0, draws=2, rng=7, **kw)
+    children = np.random.SeedSequence(7).spawn(4)
+    for i, alpha in enumerate([1.0, 2.0]):
+        for j in range(2):
+            r = simulate(5, alpha, 1.0, 2.0, rng=np.random.default_rng(children[2 * i + j]), **kw)
+            assert out["icl_draws"][i, j] == r["icl"] and out["idg_draws"][i, j] == r["idg"]
+    # reproducible with the seed; a generator seeded alike gives the same children
+    again = simulate_many(5, [1.0, 2.0], 1.0, 2.0, draws=2, rng=np.random.default_rng(7), **kw)
+    assert_allclose(again["icl_draws"], out["icl_draws"], rtol=0, atol=0)
+    single = simulate_many(5, 1.0, 1.0, 2.0, draws=1, rng=3, **kw)
+    r = simulate(5, 1.0, 1.0, 2.0, rng=np.random.default_rng(np.random.SeedSequence(3).spawn(1)[0]), **kw)
+    assert single["icl_se"][0] == r["icl_se"] > 0
+
+
+@pytest.mark.parametrize("draws, exc", [(0, ValueError), (-1, ValueError), (2.0, TypeError), (True, TypeError)])
+def test_simulate_many_bad_draws(draws, exc):
+    with pytest.raises(exc, match="draws"):
+        simulate_many(4, 1.0, np.inf, 2.0, 0.1, draws=draws, rng=0)
+
+
+def test_simulate_many_bad_shapes():
+    with pytest.raises(ValueError, match="lengths"):
+        simulate_many(4, [1.0, 2.0], np.inf, [2.0, 3.0, 4.0], 0.1, rng=0)
+    with pytest.raises(ValueError, match="tau"):
+        simulate_many(4, 1.0, np.inf, [[2.0]], 0.1, rng=0)
+    with pytest.raises(ValueError, match="tau"):
+        simulate_many(4, 1.0, np.inf, [2.0, -1.0], 0.1, rng=0)

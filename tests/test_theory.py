@@ -387,3 +387,49 @@ def test_bad_inputs_other_functions():
         optimal_lambda(1, 1, 2, 0.1, lam_bounds=(1.0, 0.5))
     # kappa = inf is allowed everywhere
     assert np.isfinite(icl_error(1, INF, 2, 0.1, 0.1)) and np.isfinite(M_kappa(1.0, INF))
+
+
+# --------------------------------------------------------------------------------------
+# nonlinear_optimal_lambda and transition_kappa
+# --------------------------------------------------------------------------------------
+from lib.theory import nonlinear_optimal_lambda, transition_kappa  # noqa: E402
+
+
+@pytest.mark.parametrize("teacher", ["tanh", "relu", "cubic"])
+def test_nonlinear_optimal_lambda_minimizes_the_teacher_error(teacher):
+    tau = np.array([0.5, 1.0, 2.5])
+    lam, e = nonlinear_optimal_lambda(teacher, 2.0, INF, tau, 0.1)
+    assert_allclose(e, nonlinear_icl_error(teacher, 2.0, INF, tau, 0.1, lam=lam), rtol=1e-10)
+    for t, l_star, e_star in zip(tau, lam, e):
+        grid = l_star * np.array([0.7, 0.9, 1.1, 1.4])
+        assert np.all(nonlinear_icl_error(teacher, 2.0, INF, t, 0.1, lam=grid) >= e_star)
+
+
+def test_nonlinear_optimal_lambda_linear_and_a1_zero():
+    assert_allclose(nonlinear_optimal_lambda(None, 2.0, 1.5, 1.2, 0.3), optimal_lambda(2.0, 1.5, 1.2, 0.3), rtol=1e-12)
+    lam, e = nonlinear_optimal_lambda("h2", 2.0, INF, [0.5, 2.0], 0.1)
+    assert np.all(np.isinf(lam))
+    assert_allclose(e, effective_noise("h2", 0.1))
+    assert e[0] < pure_noise_error(effective_noise("h2", 0.1), 2.0, 0.5, lam=1e6) + 1e-12
+
+
+def test_transition_kappa_solves_its_equation():
+    e = lambda k: nonlinear_icl_error("relu", 5.0, k, 5.0, 0.1)
+    e0, e_inf = e(1e-8), e(INF)
+    for q in (0.1, 0.5, 0.9):
+        k = transition_kappa(q, "relu", 5.0, 5.0, 0.1)
+        assert_allclose(e(k), e0 - q * (e0 - e_inf), rtol=1e-9)
+    assert transition_kappa(0.1, "relu", 5.0, 5.0, 0.1) < transition_kappa(0.9, "relu", 5.0, 5.0, 0.1)
+
+
+def test_transition_kappa_no_crossing_and_bad_input():
+    # a1 = 0: the error does not depend on kappa, no transition
+    with pytest.raises(ValueError, match="memorization level"):
+        transition_kappa(0.5, "h2", 5.0, 5.0, 0.1)
+    assert math.isnan(transition_kappa(0.5, "h2", 5.0, 5.0, 0.1, missing="nan"))
+    # short context, little data: memorization level below the generalization level
+    assert math.isnan(transition_kappa(0.5, "relu", 0.5, 2.0, 0.1, missing="nan"))
+    with pytest.raises(ValueError, match="q"):
+        transition_kappa(1.0, "relu", 5.0, 5.0, 0.1)
+    with pytest.raises(ValueError, match="missing"):
+        transition_kappa(0.5, "relu", 5.0, 5.0, 0.1, missing="skip")
