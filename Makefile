@@ -33,8 +33,9 @@ test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest tests -m "not slow"
 
 bench: $(VENV)/.installed
-	$(BIN)/python bench/bench_solvers.py
-	$(BIN)/python bench/bench_theory.py
+	mkdir -p bench/results
+	$(BIN)/python bench/bench_solvers.py --threads 1 --markdown --out bench/results/solvers.md
+	$(BIN)/python bench/bench_theory.py --markdown > bench/results/theory.md
 
 # Large-d simulation tables data/finite_size_*.csv/.json (about 2-3 hours on 2 cores;
 # resumes where an interrupted run stopped). See data/README.md.
