@@ -66,6 +66,8 @@ _INT_COLUMNS = frozenset({"d", "draw", "seed", "n_test"})
 #: Columns that must be constant within the rows handed to :func:`summarize`.
 _CONFIG_COLUMNS = ("experiment", "label", "teacher", "variant", "alpha", "kappa", "tau", "rho", "lam")
 _PREFIX = "finite_size_"
+#: Range of the exponent b in the free-power fit of :func:`extrapolate`.
+B_BOUNDS: tuple[float, float] = (0.2, 5.0)
 
 
 class FiniteSizeFit(NamedTuple):
@@ -281,12 +283,16 @@ def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
     .. math::
 
         \\bar e_d = \\frac{1}{m_d} \\sum_j e_j, \\qquad
-        \\mathrm{se}_d = \\frac{s_d}{\\sqrt{m_d}}, \\quad
+        \\mathrm{se}_d = \\sqrt{\\frac{\\max(s_d^2,\\ \\overline{\\mathrm{se}_j^2})}{m_d}}, \\quad
         s_d^2 = \\frac{1}{m_d - 1} \\sum_j (e_j - \\bar e_d)^2 .
 
-    The spread over draws already contains the Monte Carlo noise of each draw. With a
-    single draw the standard error falls back to that row's own ``icl_se``/``idg_se``
-    (Monte Carlo only: an underestimate, and 0 for exact errors).
+    The spread over draws already contains the Monte Carlo noise of each draw, whose
+    variance ``se_j^2`` (the rows' ``icl_se``/``idg_se``) is therefore a lower bound for the
+    variance of a draw. With few draws the sample variance ``s_d^2`` is itself very noisy
+    (with 2 draws it can come out far below the Monte Carlo variance), so it is floored:
+    ``se_d = sqrt(max(s_d^2, mean_j se_j^2) / m_d)``. With a single draw this is that row's
+    own Monte Carlo error (an underestimate of the draw-to-draw spread; 0 for exact errors).
+    Exact errors (``se_j = 0``) are unaffected by the floor.
 
     Parameters
     ----------
@@ -326,11 +332,10 @@ def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
         out["draws"].append(m)
         for q in ("icl", "idg"):
             e = cols[q][sel].astype(float)
+            mc_var = float(np.mean(cols[f"{q}_se"][sel].astype(float) ** 2))
+            var = max(float(e.var(ddof=1)) if m > 1 else 0.0, mc_var)
             out[q].append(float(e.mean()))
-            if m > 1:
-                out[f"{q}_se"].append(float(e.std(ddof=1) / math.sqrt(m)))
-            else:
-                out[f"{q}_se"].append(float(cols[f"{q}_se"][sel][0]))
+            out[f"{q}_se"].append(math.sqrt(var / m))
     result = {"d": dims}
     result.update({k: np.array(v, dtype=np.int64 if k == "draws" else float) for k, v in out.items()})
     return result
@@ -451,7 +456,9 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     ``se`` are taken as absolute errors. With ``power=None`` the exponent ``b`` is fitted
     too (:func:`scipy.optimize.curve_fit`, starting from the ``b = 1`` fit), which tests
     whether ``1/d`` describes the data: ``b`` within a few ``b_se`` of 1 and an acceptable
-    ``p_value`` say it does.
+    ``p_value`` say it does. ``b`` is kept in :data:`B_BOUNDS`; a fit that ends on a bound
+    (or with ``b_se`` of order 1) means the data cannot pin the exponent down, and its
+    ``e_inf`` should not be used.
 
     Parameters
     ----------
@@ -510,7 +517,7 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
         try:
             params, cov = optimize.curve_fit(
                 model, d, e, p0=[coef[0], coef[1], 1.0], sigma=sigma, absolute_sigma=True,
-                bounds=([-np.inf, -np.inf, 1e-3], [np.inf, np.inf, 20.0]), max_nfev=10_000,
+                bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]), max_nfev=10_000,
             )
         except RuntimeError as exc:
             raise ValueError(f"the free-power fit e_inf + c/d**b did not converge: {exc}") from exc

@@ -167,7 +167,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 Config("kappa=inf", "h2", ("teacher", "noise"), 2.0, INF, 3.0, 0.1, 0.0),
             ),
             dims=(50, 100, 150, 200),
-            draws={50: 8, 100: 8, 150: 8, 200: 8},
+            draws={50: 12, 100: 12, 150: 12, 200: 12},
             n_test={d: 200_000 for d in (50, 100, 150, 200)},
         ),
         Experiment(

@@ -1,0 +1,355 @@
+"""Tests for lib.finite_size and scripts/make_finite_size.py.
+
+- the stored data can be regenerated: rows of data/finite_size_smoke.csv (and one d = 20
+  row of linear_points) are recomputed from their recorded seeds;
+- every data file matches the experiment grid of the script (seeds, parameters, columns);
+- extrapolate recovers known e_inf, c and b, and its chi^2 test rejects a wrong law;
+- load / table / summarize round trips, and bad input fails with a clear message.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from lib import finite_size as fs
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "make_finite_size.py"
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("make_finite_size", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it is executed
+    spec.loader.exec_module(module)
+    return module
+
+
+mfs = _load_script()
+
+
+def _spec_for(row: dict) -> "mfs.RowSpec":
+    """The script's RowSpec of a stored row (same experiment grid, same label/variant/d/draw)."""
+    for spec in mfs.row_specs(row["experiment"]):
+        if (spec.label, spec.variant, spec.d, spec.draw) == (row["label"], row["variant"], row["d"], row["draw"]):
+            return spec
+    raise AssertionError(f"row {row} is not in the grid of experiment {row['experiment']!r}")
+
+
+def _assert_row_reproduced(row: dict) -> None:
+    spec = _spec_for(row)
+    assert spec.seed == row["seed"]
+    new = mfs.run_row(spec)
+    for key in ("icl", "idg", "icl_se", "idg_se"):
+        assert_allclose(new[key], row[key], rtol=1e-6, atol=1e-12, err_msg=key)
+    for key in ("experiment", "label", "teacher", "variant", "d", "draw", "seed", "n_test", "method"):
+        assert new[key] == row[key], key
+
+
+# ----------------------------------------------------------------------------------------
+# regenerating stored entries
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "label, variant, d, draw",
+    [
+        ("theory_check", "linear", 12, 0),  # exact errors
+        ("relu", "teacher", 16, 1),  # Monte Carlo, nonlinear teacher
+        ("relu", "gaussian", 12, 0),  # Gaussian-equivalent teacher
+        ("h2", "noise", 16, 0),  # pure noise, kappa = inf
+    ],
+)
+def test_smoke_rows_regenerate(label, variant, d, draw):
+    rows = fs.load("smoke")
+    (row,) = [r for r in rows if (r["label"], r["variant"], r["d"], r["draw"]) == (label, variant, d, draw)]
+    _assert_row_reproduced(row)
+
+
+def test_linear_points_small_row_regenerates():
+    if "linear_points" not in fs.available_experiments():
+        pytest.skip("data/finite_size_linear_points.csv not generated yet")
+    row = fs.table("linear_points", label="theory_check", d=20, draw=0)
+    _assert_row_reproduced({k: v[0].item() for k, v in row.items()})
+
+
+@pytest.mark.parametrize("experiment", sorted(fs.available_experiments()))
+def test_data_files_match_the_script(experiment):
+    """Every stored row is a row of the script's grid, with its seed and parameters."""
+    rows = fs.load(experiment)
+    assert rows, experiment
+    keys = set()
+    for row in rows:
+        spec = _spec_for(row)
+        key = (row["label"], row["variant"], row["d"], row["draw"])
+        assert key not in keys, f"duplicate row {key}"
+        keys.add(key)
+        assert row["seed"] == spec.seed
+        for name in ("alpha", "kappa", "tau", "rho", "lam"):
+            assert row[name] == getattr(spec, name), name
+        assert row["n_test"] == spec.n_test
+        assert math.isfinite(row["icl"]) and math.isfinite(row["idg"]) and row["icl"] > 0
+    meta = json.loads((fs.DATA_DIR / f"finite_size_{experiment}.json").read_text())
+    for key in ("command", "parameters", "seeds", "lib_version", "git_commit", "date", "machine",
+                "numpy", "scipy", "total_seconds"):
+        assert key in meta, key
+    assert meta["rows"] == len(rows)
+    assert meta["seeds"]["base_seed"] == mfs.BASE_SEED
+
+
+def test_variants_share_seeds_and_seeds_are_distinct():
+    specs = mfs.row_specs("teachers")
+    by_cell: dict = {}
+    for s in specs:
+        by_cell.setdefault((s.config_index, s.d, s.draw), set()).add(s.seed)
+    assert all(len(seeds) == 1 for seeds in by_cell.values())  # common random numbers
+    seeds = [next(iter(v)) for v in by_cell.values()]
+    assert len(set(seeds)) == len(seeds)
+    assert all(0 <= s < 2**63 for s in seeds)
+    assert mfs.row_seed(1, 2, 100, 0) == mfs.row_seed(1, 2, 100, 0)
+
+
+def test_run_experiment_resumes(tmp_path):
+    """A second run computes nothing; a truncated last line is dropped and recomputed."""
+    log: list[str] = []
+    path = mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    first = fs.load("smoke", data_dir=tmp_path)
+    assert len(first) == 5
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    assert "0 to compute" in log[-2]
+    text = path.read_text().splitlines()
+    path.write_text("\n".join(text[:-1] + [text[-1][:20]]) + "\n")  # an interrupted write
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    again = fs.load("smoke", data_dir=tmp_path)
+    assert len(again) == 5
+    assert_allclose([r["icl"] for r in again], [r["icl"] for r in first], rtol=1e-6)
+    with pytest.raises(SystemExit, match="--fresh"):
+        mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=300, log=log.append)
+    path.write_text(path.read_text() + text[-1] + "\n")  # a row written twice
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    assert len(fs.load("smoke", data_dir=tmp_path)) == 5
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=300, fresh=True, log=log.append)
+    assert [r["n_test"] for r in fs.load("smoke", data_dir=tmp_path)] == [0, 300, 300, 300, 300]
+
+
+def test_run_experiment_refuses_concurrent_writers(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    path = tmp_path / "finite_size_smoke.csv"
+    mfs._write_rows(path, [])
+    with path.open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(SystemExit, match="another run"):
+            mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None)
+
+
+def test_script_rejects_unknown_experiment():
+    with pytest.raises(ValueError, match="linear_points"):
+        mfs.row_specs("linear_point")
+    with pytest.raises(SystemExit):
+        mfs.main(["no_such_experiment"])
+
+
+# ----------------------------------------------------------------------------------------
+# extrapolate
+# ----------------------------------------------------------------------------------------
+
+D = np.array([50.0, 100.0, 150.0, 200.0])
+
+
+def test_extrapolate_exact_data():
+    fit = fs.extrapolate(D, 1.65 - 4.0 / D, se=np.full(4, 1e-3))
+    assert_allclose([fit.e_inf, fit.c, fit.b], [1.65, -4.0, 1.0], rtol=1e-10)
+    assert fit.dof == 2 and fit.chi2 < 1e-16 and fit.p_value == pytest.approx(1.0)
+    # standard errors of a linear fit depend only on d and se: check against the normal equations
+    J = np.column_stack([np.ones(4), 1 / D]) / 1e-3
+    assert_allclose([fit.e_inf_se, fit.c_se], np.sqrt(np.diag(np.linalg.inv(J.T @ J))), rtol=1e-10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    e_inf=st.floats(0.1, 3.0), c=st.floats(-10.0, 10.0), b=st.floats(0.5, 2.0),
+)
+def test_extrapolate_recovers_parameters_of_exact_data(e_inf, c, b):
+    d = np.array([20.0, 40.0, 60.0, 100.0, 150.0, 200.0])
+    e = e_inf + c / d**b
+    fixed = fs.extrapolate(d, e, se=np.full(d.size, 1e-3), power=b)
+    assert_allclose([fixed.e_inf, fixed.c], [e_inf, c], rtol=1e-8, atol=1e-9)
+    if abs(c) > 0.5:  # b is identifiable only when the correction is visible
+        free = fs.extrapolate(d, e, se=np.full(d.size, 1e-4), power=None)
+        assert_allclose([free.e_inf, free.c, free.b], [e_inf, c, b], rtol=1e-4, atol=1e-5)
+
+
+def test_extrapolate_noisy_data_within_errors():
+    """Over many synthetic data sets the fitted e_inf scatters as its standard error says."""
+    rng = np.random.default_rng(7)
+    se = np.array([4e-3, 3e-3, 2e-3, 2e-3])
+    pulls, pvalues = [], []
+    for _ in range(400):
+        e = 1.2 + 5.0 / D + se * rng.standard_normal(4)
+        fit = fs.extrapolate(D, e, se)
+        pulls.append((fit.e_inf - 1.2) / fit.e_inf_se)
+        pvalues.append(fit.p_value)
+    assert abs(np.mean(pulls)) < 0.15
+    assert 0.88 < np.std(pulls) < 1.12
+    assert 0.4 < np.mean(pvalues) < 0.6  # uniform p-values under the right law
+
+
+def test_extrapolate_power_fit_and_chi2_test():
+    rng = np.random.default_rng(3)
+    d = np.array([20.0, 40.0, 60.0, 100.0, 150.0, 200.0])
+    se = np.full(d.size, 2e-4)
+    e = 1.0 + 5.0 / d**1.5 + se * rng.standard_normal(d.size)
+    free = fs.extrapolate(d, e, se, power=None)
+    assert abs(free.b - 1.5) < 4 * free.b_se and free.b_se < 0.05
+    assert abs(free.e_inf - 1.0) < 4 * free.e_inf_se
+    assert free.p_value > 0.01
+    wrong = fs.extrapolate(d, e, se)  # 1/d on 1/d^1.5 data: rejected
+    assert wrong.p_value < 1e-6
+
+
+def test_extrapolate_without_se_uses_residual_scale():
+    rng = np.random.default_rng(11)
+    d = np.repeat(D, 5)
+    e = 0.8 + 3.0 / d + 1e-3 * rng.standard_normal(d.size)
+    fit = fs.extrapolate(d, e)
+    assert math.isnan(fit.p_value) and fit.dof == d.size - 2
+    assert abs(fit.e_inf - 0.8) < 4 * fit.e_inf_se < 4e-3
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((D, np.ones(3)), {}, "same length"),
+        ((D, np.ones(4), np.zeros(4)), {}, "se must be >"),
+        ((D, np.ones(4), np.ones(3)), {}, "se must have the shape"),
+        ((-D, np.ones(4)), {}, "d must be >"),
+        ((D[:2], np.ones(2)), {}, "at least 2 distinct"),
+        ((D[:3], np.ones(3)), {"power": None}, "at least 3 distinct"),
+        ((D, np.ones(4)), {"power": 0.0}, "power must be >"),
+        ((D, np.array([1.0, np.nan, 1.0, 1.0])), {}, "e must not be NaN"),
+    ],
+)
+def test_extrapolate_bad_input(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fs.extrapolate(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------
+# load / table / summarize
+# ----------------------------------------------------------------------------------------
+
+
+def _write_csv(folder: Path, name: str, rows: list[dict]) -> None:
+    with (folder / f"finite_size_{name}.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fs.COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _synthetic_rows() -> list[dict]:
+    rows = []
+    rng = np.random.default_rng(0)
+    for variant in ("teacher", "gaussian"):
+        for d, draws in ((10, 3), (20, 2), (40, 1)):
+            for draw in range(draws):
+                e = 1.0 + 2.0 / d + 0.01 * rng.standard_normal()
+                rows.append({
+                    "experiment": "toy", "label": "relu", "teacher": "relu", "variant": variant,
+                    "d": d, "draw": draw, "seed": 1000 * d + draw, "alpha": 2.0, "kappa": math.inf,
+                    "tau": 3.0, "rho": 0.1, "lam": 0.0, "icl": e, "icl_se": 0.004, "idg": e - 0.1,
+                    "idg_se": 0.003, "n_test": 500, "method": "dense", "seconds": 0.5,
+                })
+    return rows
+
+
+def test_load_table_summarize_round_trip(tmp_path):
+    rows = _synthetic_rows()
+    _write_csv(tmp_path, "toy", rows)
+    assert fs.available_experiments(tmp_path) == ["toy"]
+    loaded = fs.load("toy", data_dir=tmp_path)
+    assert loaded == rows  # floats written with full precision; inf survives
+    assert isinstance(loaded[0]["d"], int) and isinstance(loaded[0]["kappa"], float)
+
+    t = fs.table("toy", data_dir=tmp_path, variant="teacher", kappa=np.inf)
+    assert set(t) == set(fs.COLUMNS) and t["d"].dtype == np.int64 and t["icl"].size == 6
+    assert fs.table("toy", data_dir=tmp_path, variant="teacher", d=[10, 40])["d"].tolist() == [10, 10, 10, 40]
+
+    s = fs.summarize(t)
+    assert s["d"].tolist() == [10, 20, 40] and s["draws"].tolist() == [3, 2, 1]
+    e10 = [r["icl"] for r in rows if r["variant"] == "teacher" and r["d"] == 10]
+    assert_allclose(s["icl"][0], np.mean(e10))
+    assert_allclose(s["icl_se"][0], np.sqrt(max(np.var(e10, ddof=1), 0.004**2) / 3))
+    assert s["icl_se"][2] == 0.004 and s["idg_se"][2] == 0.003  # one draw: Monte Carlo se
+    assert np.all(s["icl_se"] >= 0.004 / np.sqrt(s["draws"]) * (1 - 1e-12))  # Monte Carlo floor
+    s_rows = fs.summarize([r for r in loaded if r["variant"] == "teacher"])
+    for key in s:
+        assert_allclose(s_rows[key], s[key])
+
+    summary, fit = fs.fit("toy", data_dir=tmp_path, quantity="idg", variant="gaussian")
+    assert fit.dof == 1 and summary["d"].tolist() == [10, 20, 40]
+
+
+def test_gap_is_the_paired_difference(tmp_path):
+    rows = _synthetic_rows()
+    _write_csv(tmp_path, "toy", rows)
+    g = fs.gap("toy", ("teacher", "gaussian"), data_dir=tmp_path, label="relu")
+    assert g["d"].tolist() == [10, 20, 40] and g["draws"].tolist() == [3, 2, 1]
+    by = {(r["variant"], r["d"], r["draw"]): r["icl"] for r in rows}
+    diffs = [by["teacher", 10, j] - by["gaussian", 10, j] for j in range(3)]
+    assert_allclose(g["gap"][0], np.mean(diffs))
+    assert_allclose(g["gap_se"][0], np.std(diffs, ddof=1) / np.sqrt(3))
+    assert_allclose(g["gap_se"][2], np.hypot(0.004, 0.004))  # one draw: Monte Carlo errors
+    with pytest.raises(ValueError, match="variants"):
+        fs.gap("toy", ("teacher",), data_dir=tmp_path)
+    with pytest.raises(ValueError, match="variant"):
+        fs.gap("toy", data_dir=tmp_path, variant="teacher")
+    with pytest.raises(ValueError, match="values present"):
+        fs.gap("toy", ("teacher", "noise"), data_dir=tmp_path)
+
+
+def test_smoke_gaussian_variant_shares_the_draws():
+    """Common random numbers: an already-linear teacher equals its Gaussian equivalent row by row."""
+    spec = next(s for s in mfs.row_specs("smoke", dims=(8,), draws=1, n_test=300) if s.variant == "teacher")
+    lin = mfs.RowSpec(**{**spec.__dict__, "teacher": "offset"})
+    a = mfs.run_row(lin)
+    b = mfs.run_row(mfs.RowSpec(**{**lin.__dict__, "variant": "gaussian"}))
+    assert_allclose([a["icl"], a["idg"]], [b["icl"], b["idg"]], rtol=1e-9)
+
+
+def test_table_and_summarize_errors(tmp_path):
+    _write_csv(tmp_path, "toy", _synthetic_rows())
+    with pytest.raises(ValueError, match=r"\['toy'\]"):
+        fs.load("nonexistent", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="experiment must be one of"):
+        fs.table(3, data_dir=tmp_path)
+    with pytest.raises(ValueError, match="unknown"):
+        fs.table("toy", data_dir=tmp_path, colour="red")
+    with pytest.raises(ValueError, match="values present"):
+        fs.table("toy", data_dir=tmp_path, variant="noise")
+    with pytest.raises(ValueError, match="variant"):
+        fs.summarize(fs.table("toy", data_dir=tmp_path))  # two configurations mixed
+    with pytest.raises(TypeError):
+        fs.summarize(3.0)
+    with pytest.raises(ValueError):
+        fs.summarize([])
+    with pytest.raises(ValueError, match="quantity"):
+        fs.fit("toy", data_dir=tmp_path, quantity="mse", variant="teacher")
+    (tmp_path / "finite_size_bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="columns"):
+        fs.load("bad", data_dir=tmp_path)
+
+
+def test_default_data_dir_is_the_repository_data_folder():
+    assert fs.DATA_DIR == ROOT / "data"
+    assert "smoke" in fs.available_experiments()
