@@ -37,8 +37,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/bench_solvers.py --threads 1 --markdown --out bench/results/solvers.md
 	$(BIN)/python bench/bench_theory.py --markdown > bench/results/theory.md
 
-# Large-d simulation tables data/finite_size_*.csv/.json (about 2-3 hours on 2 cores;
-# resumes where an interrupted run stopped). See data/README.md.
+# Large-d simulation tables lib/data/finite_size_*.csv/.json (about 2-3 hours on 2 cores;
+# resumes where an interrupted run stopped). See lib/data/README.md.
 data: $(VENV)/.installed
 	$(BIN)/python scripts/make_finite_size.py
 

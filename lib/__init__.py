@@ -8,7 +8,7 @@ One module per concept:
   pretraining (dense, dual and matrix-free solvers) and ``simulate`` (chapters 2-5).
 - :mod:`lib.baselines`   Bayes-optimal ridge and dMMSE predictors (chapters 2 and 5).
 - :mod:`lib.theory`      the asymptotic error formulas, linear and nonlinear (chapters 2-5).
-- :mod:`lib.finite_size` the large-d simulation tables in ``data/`` and the finite-size
+- :mod:`lib.finite_size` the large-d simulation tables in ``lib/data/`` and the finite-size
   extrapolation ``e(d) = e_inf + c/d`` (chapters 2, 3, Performance appendix).
 - :mod:`lib.plotting`    the book's plotting helpers (every chapter).
 - :mod:`lib.widgets`     the interactive explorers (imported on demand: it needs ipywidgets).

@@ -3,7 +3,7 @@
 The asymptotic formulas of the book hold as ``d -> infinity``. At the dimensions a
 laptop can simulate (``d <= 200``) the measured errors still sit above their limits,
 by a gap that shrinks with ``d``. This module reads the simulation tables made by
-``scripts/make_finite_size.py`` (one CSV per experiment in the repository's ``data/``
+``scripts/make_finite_size.py`` (one CSV per experiment in the package's ``lib/data/``
 folder) and fits the finite-size law
 
 .. math::
@@ -30,6 +30,7 @@ Used in: chapters 2, 3 and the Performance appendix.
 from __future__ import annotations
 
 import csv
+import importlib.resources
 import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
@@ -52,10 +53,11 @@ __all__ = [
     "fit",
 ]
 
-#: The repository's data folder, found from this file (works from any working directory).
-DATA_DIR: Path = Path(__file__).resolve().parent.parent / "data"
+#: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
+#: is the same for an editable install, a regular ``pip install`` and a source checkout.
+DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
 
-#: Columns of every ``data/finite_size_<experiment>.csv``, in order.
+#: Columns of every ``lib/data/finite_size_<experiment>.csv``, in order.
 COLUMNS: tuple[str, ...] = (
     "experiment", "label", "teacher", "variant", "d", "draw", "seed",
     "alpha", "kappa", "tau", "rho", "lam",
@@ -118,7 +120,7 @@ def available_experiments(data_dir: str | Path | None = None) -> list[str]:
     Parameters
     ----------
     data_dir : str, pathlib.Path or None
-        Folder to look in; None (default) is the repository's ``data/`` folder.
+        Folder to look in; None (default) is the package's ``lib/data/`` folder.
 
     Returns
     -------
@@ -148,7 +150,7 @@ def _convert(name: str, text: str) -> Any:
 
 
 def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
-    """Read the rows of ``data/finite_size_<experiment>.csv``.
+    """Read the rows of ``lib/data/finite_size_<experiment>.csv``.
 
     Parameters
     ----------
@@ -156,7 +158,7 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
         Experiment name, one of :func:`available_experiments` (``"linear_points"``,
         ``"teachers"``, ``"h2_study"``, ``"smoke"``).
     data_dir : str, pathlib.Path or None
-        Folder holding the CSV files; None (default) is the repository's ``data/``.
+        Folder holding the CSV files; None (default) is the package's ``lib/data/``.
 
     Returns
     -------
@@ -208,7 +210,7 @@ def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -
     experiment : str
         Experiment name (see :func:`load`).
     data_dir : str, pathlib.Path or None
-        Folder holding the CSV files; None is the repository's ``data/``.
+        Folder holding the CSV files; None is the package's ``lib/data/``.
     **filters
         ``column=value`` pairs, for instance ``teacher="relu", variant="teacher"``. A
         list, tuple or set of values matches any of them (``d=[100, 200]``). Numbers
@@ -372,7 +374,7 @@ def gap(
     quantity : {"icl", "idg"}
         Which error.
     data_dir : str, pathlib.Path or None
-        Folder holding the CSV files; None is the repository's ``data/``.
+        Folder holding the CSV files; None is the package's ``lib/data/``.
     **filters
         Select one configuration (without ``variant``), as in :func:`table`.
 
@@ -560,7 +562,7 @@ def fit(
     power : float or None
         As in :func:`extrapolate`.
     data_dir : str, pathlib.Path or None
-        Folder holding the CSV files; None is the repository's ``data/``.
+        Folder holding the CSV files; None is the package's ``lib/data/``.
     **filters
         Select one configuration, as in :func:`table`.
 

@@ -1,15 +1,22 @@
-"""Regenerate the large-d simulation tables data/finite_size_<experiment>.csv/.json.
+"""Regenerate the large-d simulation tables lib/data/finite_size_<experiment>.csv/.json.
 
 Usage (from the repository root)::
 
     python scripts/make_finite_size.py [EXPERIMENT ...] [--quick] [--draws N]
-                                       [--dims 50,100,...] [--n-test N] [--out DIR] [--fresh]
+                                       [--dims 50,100,...] [--n-test N] [--labels L,...]
+                                       [--out DIR] [--fresh]
+                                       [--workers N | --scheduler ADDRESS] [--no-progress]
+
+Rows run as tasks on a Dask cluster: by default a local one with one single-threaded
+worker process per core (``--workers N`` to choose, ``--workers 0`` for no Dask at all),
+or an existing scheduler given by ``--scheduler tcp://host:8786`` (a lab server, or a
+SLURM allocation through ``dask-jobqueue``; see lib/data/README.md).
 
 Experiments: ``linear_points``, ``teachers``, ``h2_study`` and ``smoke`` (default: all,
 in that order). Each row is one call of :func:`lib.attention.simulate` (pretrain Gamma
 on n = tau d^2 contexts, then measure its ICL and IDG errors) for one configuration,
 one variant, one dimension ``d`` and one draw. Rows are appended to the CSV and flushed
-one by one, so an interrupted run can be resumed by running the same command again:
+one by one as they finish, so an interrupted run can be resumed by running the same command again:
 rows already present with the same seed and parameters are skipped. ``--fresh``
 discards the existing file first.
 
@@ -21,7 +28,7 @@ noise) share the seed of the draw: they see the same task set, the same tokens, 
 Gaussian noise draws and the same test contexts (common random numbers), so the gap
 between them is measured with much less noise than either error on its own.
 
-See data/README.md for what each experiment holds and how long it takes.
+See lib/data/README.md for what each experiment holds and how long it takes.
 Used in: chapters 2, 3 and the Performance appendix (through lib.finite_size).
 """
 
@@ -166,9 +173,10 @@ EXPERIMENTS: dict[str, Experiment] = {
                 Config("kappa=1.5", "h2", ("teacher", "noise"), 2.0, 1.5, 3.0, 0.1, 0.0),
                 Config("kappa=inf", "h2", ("teacher", "noise"), 2.0, INF, 3.0, 0.1, 0.0),
             ),
-            dims=(50, 100, 150, 200),
-            draws={50: 12, 100: 12, 150: 12, 200: 12},
-            n_test={d: 200_000 for d in (50, 100, 150, 200)},
+            dims=(50, 100, 150, 200, 300, 400),
+            draws={50: 12, 100: 12, 150: 12, 200: 12, 300: 8, 400: 8},
+            n_test={50: 200_000, 100: 200_000, 150: 200_000, 200: 200_000,
+                    300: 1_000_000, 400: 1_000_000},
         ),
         Experiment(
             name="smoke",
@@ -373,67 +381,57 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def run_experiment(
-    name: str,
-    out: Path,
-    dims: tuple[int, ...] | None = None,
-    draws: int | None = None,
-    n_test: int | None = None,
-    fresh: bool = False,
-    command: str = "",
-    log: Callable[[str], None] = print,
-) -> Path:
-    """Compute the missing rows of one experiment, append them to its CSV, write its JSON."""
-    out.mkdir(parents=True, exist_ok=True)
-    csv_path = out / f"finite_size_{name}.csv"
-    json_path = out / f"finite_size_{name}.json"
-    specs = row_specs(name, dims, draws, n_test)
-    if not csv_path.exists():
-        _write_rows(csv_path, [])
-    started, t0 = _now(), time.perf_counter()
-    with csv_path.open("a", newline="") as fh:
-        _lock(fh, csv_path)  # before reading: another run may be appending
-        if fresh:
-            _write_rows(csv_path, [])
-            json_path.unlink(missing_ok=True)
-        existing = {tuple(r[k] for k in _KEY): r for r in _read_existing(csv_path)}
-        todo = []
-        for spec in specs:
-            key = (spec.label, spec.variant, str(spec.d), str(spec.draw))
-            if key in existing:
-                if not _same_spec(existing[key], spec):
-                    raise SystemExit(
-                        f"{csv_path}: the row {dict(zip(_KEY, key))} was made with other parameters "
-                        "or another seed; rerun with --fresh to start over"
-                    )
-                continue
-            todo.append(spec)
-        log(f"[{name}] {len(specs)} rows, {len(specs) - len(todo)} already present, {len(todo)} to compute")
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        for i, spec in enumerate(todo, 1):
-            row = run_row(spec)
-            writer.writerow(row)
-            fh.flush()
-            os.fsync(fh.fileno())
-            el = time.perf_counter() - t0
-            log(
-                f"[{name}] {i}/{len(todo)} {spec.label} {spec.variant} d={spec.d} draw={spec.draw} "
-                f"icl={row['icl']:.5f}±{row['icl_se']:.5f} idg={row['idg']:.5f} "
-                f"({row['seconds']:.1f} s, {row['method']}; elapsed {el / 60:.1f} min)"
-            )
-    wall = time.perf_counter() - t0
-    if not todo and json_path.exists():  # nothing new: keep the record of the runs that made the file
-        log(f"[{name}] nothing to do: {csv_path} is complete")
-        return csv_path
+def _compute_rows(
+    todo: list[RowSpec], client: Any, on_row: Callable[[RowSpec, dict[str, Any]], None]
+) -> None:
+    """Compute the rows of ``todo``, calling ``on_row(spec, row)`` as each one finishes.
 
+    ``client`` is a :class:`dask.distributed.Client` (every row becomes one task, submitted
+    in run order with decreasing priority, so workers pick them up in that order) or None
+    (rows run one after another in this process). A row's result depends only on its spec
+    (its seed), not on which worker runs it or when.
+    """
+    if client is None:
+        for spec in todo:
+            on_row(spec, run_row(spec))
+        return
+    from dask.distributed import as_completed
+
+    futures = {}
+    for i, spec in enumerate(todo):
+        fut = client.submit(run_row, spec, key=f"row-{spec.experiment}-{spec.label}-{spec.variant}-"
+                            f"{spec.d}-{spec.draw}-{spec.seed}", priority=len(todo) - i, pure=False)
+        futures[fut] = spec
+    try:
+        for fut in as_completed(futures):
+            on_row(futures[fut], fut.result())
+    finally:
+        for fut in futures:
+            fut.cancel()
+
+
+def _previous_runs(json_path: Path) -> list[dict[str, Any]]:
+    """The ``runs`` recorded in an experiment's JSON (empty if there is none)."""
+    if not json_path.exists():
+        return []
+    try:
+        return list(json.loads(json_path.read_text()).get("runs", []))
+    except (ValueError, OSError):
+        return []
+
+
+def _write_meta(
+    name: str, csv_path: Path, json_path: Path, specs: list[RowSpec], command: str,
+    started: str, previous: list[dict[str, Any]], rows_computed: int, wall: float,
+    client: Any, finished: bool,
+) -> None:
+    """Write the experiment's JSON from the rows now in its CSV.
+
+    Called after every row, so that the JSON matches the CSV even when the run is
+    interrupted; the current run is recorded with ``"finished": null`` until it ends.
+    """
     exp = EXPERIMENTS[name]
     rows = _read_existing(csv_path)
-    previous = []
-    if json_path.exists():
-        try:
-            previous = json.loads(json_path.read_text()).get("runs", [])
-        except (ValueError, OSError):
-            previous = []
     configs = []
     for cfg in exp.configs:
         c = asdict(cfg)
@@ -471,13 +469,161 @@ def run_experiment(
         "scipy": scipy.__version__,
         "total_seconds": round(sum(float(r["seconds"]) for r in rows), 1),
         "runs": previous + [{
-            "command": command, "started": started, "finished": _now(),
-            "rows_computed": len(todo), "wall_seconds": round(wall, 1),
+            "command": command, "started": started, "finished": _now() if finished else None,
+            "rows_computed": rows_computed, "wall_seconds": round(wall, 1),
+            "workers": _describe_workers(client),
+            "machine": _machine(),
         }],
     }
-    json_path.write_text(json.dumps(_jsonable(meta), indent=2) + "\n")
+    tmp = json_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(_jsonable(meta), indent=2) + "\n")
+    tmp.replace(json_path)
+
+
+def run_experiment(
+    name: str,
+    out: Path,
+    dims: tuple[int, ...] | None = None,
+    draws: int | None = None,
+    n_test: int | None = None,
+    fresh: bool = False,
+    command: str = "",
+    log: Callable[[str], None] = print,
+    client: Any = None,
+    labels: tuple[str, ...] | None = None,
+    progress: bool = False,
+) -> Path:
+    """Compute the missing rows of one experiment, append them to its CSV, write its JSON.
+
+    Rows are written (and flushed to disk) in the order they finish, so an interrupted run
+    loses only the rows in progress; the file's order is therefore not the run order (the
+    readers in :mod:`lib.finite_size` do not depend on it). ``client``: a
+    ``dask.distributed.Client`` to run the rows on, or None to run them here, one by one.
+    ``labels``: compute only the configurations with these labels (the others keep what
+    the file has).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / f"finite_size_{name}.csv"
+    json_path = out / f"finite_size_{name}.json"
+    specs = row_specs(name, dims, draws, n_test)
+    if labels:
+        known = {s.label for s in specs}
+        bad = [lab for lab in labels if lab not in known]
+        if bad:
+            raise SystemExit(f"[{name}] unknown label(s) {bad}; the experiment has {sorted(known)}")
+    if not csv_path.exists():
+        _write_rows(csv_path, [])
+    started, t0 = _now(), time.perf_counter()
+    with csv_path.open("a", newline="") as fh:
+        _lock(fh, csv_path)  # before reading: another run may be appending
+        if fresh:
+            _write_rows(csv_path, [])
+            json_path.unlink(missing_ok=True)
+        existing = {tuple(r[k] for k in _KEY): r for r in _read_existing(csv_path)}
+        previous = _previous_runs(json_path)
+        todo = []
+        for spec in specs:
+            key = (spec.label, spec.variant, str(spec.d), str(spec.draw))
+            if key in existing:
+                if not _same_spec(existing[key], spec):
+                    raise SystemExit(
+                        f"{csv_path}: the row {dict(zip(_KEY, key))} was made with other parameters "
+                        "or another seed; rerun with --fresh to start over"
+                    )
+                continue
+            if labels and spec.label not in labels:
+                continue
+            todo.append(spec)
+        log(f"[{name}] {len(specs)} rows, {len(specs) - len(todo)} already present or not selected, "
+            f"{len(todo)} to compute")
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(todo), desc=name, unit="row", file=sys.stderr, dynamic_ncols=True)
+        done = [0]
+
+        def on_row(spec: RowSpec, row: dict[str, Any]) -> None:
+            writer.writerow(row)
+            fh.flush()
+            os.fsync(fh.fileno())
+            done[0] += 1
+            el = time.perf_counter() - t0
+            log(
+                f"[{name}] {done[0]}/{len(todo)} {spec.label} {spec.variant} d={spec.d} draw={spec.draw} "
+                f"icl={row['icl']:.5f}±{row['icl_se']:.5f} idg={row['idg']:.5f} "
+                f"({row['seconds']:.1f} s, {row['method']}; elapsed {el / 60:.1f} min)"
+            )
+            _write_meta(name, csv_path, json_path, specs, command, started, previous, done[0],
+                        el, client, finished=False)
+            if bar is not None:
+                bar.update(1)
+
+        try:
+            _compute_rows(todo, client, on_row)
+        finally:
+            if bar is not None:
+                bar.close()
+    wall = time.perf_counter() - t0
+    if not todo and json_path.exists():  # nothing new: keep the record of the runs that made the file
+        log(f"[{name}] nothing to do: {csv_path} is complete")
+        return csv_path
+    _write_meta(name, csv_path, json_path, specs, command, started, previous, len(todo), wall,
+                client, finished=True)
     log(f"[{name}] done: {len(todo)} rows in {wall / 60:.1f} min -> {csv_path}")
     return csv_path
+
+
+
+def _describe_workers(client: Any) -> Any:
+    """What ran the rows: ``"in-process"`` or the Dask workers' count and threads."""
+    if client is None:
+        return "in-process"
+    try:
+        info = client.scheduler_info()
+        workers = info.get("workers", {})
+        return {
+            "scheduler": str(info.get("address", "")),
+            "n_workers": len(workers),
+            "threads_per_worker": sorted({int(w.get("nthreads", 0)) for w in workers.values()}),
+        }
+    except Exception:  # pragma: no cover - a scheduler that went away
+        return "dask (unknown)"
+
+
+def start_client(workers: int | None = None, scheduler: str | None = None) -> Any:
+    """A ``dask.distributed.Client``: on an existing scheduler, or on a new local cluster.
+
+    ``scheduler``: the address of a running scheduler (``tcp://host:8786``); its workers
+    must be able to ``import lib`` (install the repository on them with ``pip install``).
+    Otherwise a :class:`~dask.distributed.LocalCluster` with ``workers`` processes (default:
+    the number of cores) of one thread each is started; every worker uses one BLAS thread
+    (two BLAS threads per process on a 2-core machine cost up to 10x, see the Makefile).
+    Run as a script, its own functions are sent to the workers by value (they live in
+    ``__main__``), so a remote worker needs the library, not this file.
+    """
+    from dask.distributed import Client, LocalCluster
+
+    if __name__ != "__main__" and str(ROOT / "scripts") not in sys.path:
+        # imported as the module make_finite_size (as the tests do): the workers, whose
+        # sys.path is this process's, must be able to import it to unpickle its functions
+        sys.path.append(str(ROOT / "scripts"))
+    if scheduler:
+        return Client(scheduler)
+    n = workers or os.cpu_count() or 1
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"  # inherited by the worker processes
+    # so that local workers import this repository's lib (and, when this file was imported
+    # as the module make_finite_size, this file) even when neither is installed
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), str(ROOT / "scripts")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    cluster = LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+        memory_limit="auto", silence_logs=40,
+    )
+    return Client(cluster)
 
 
 def _parse_dims(text: str) -> tuple[int, ...]:
@@ -500,8 +646,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, help="draws per d (overrides the experiment's)")
     parser.add_argument("--dims", type=_parse_dims, help="comma-separated dimensions, e.g. 50,100")
     parser.add_argument("--n-test", type=int, help="test contexts per Monte Carlo row")
+    parser.add_argument("--labels", help="comma-separated configuration labels to compute "
+                                         "(default: all), e.g. kappa=inf")
     parser.add_argument("--out", type=Path, help=f"output folder (default {DATA_DIR})")
     parser.add_argument("--fresh", action="store_true", help="discard existing rows instead of resuming")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int,
+                       help="local Dask workers (default: the number of cores, here "
+                            f"{os.cpu_count()}); 0 runs the rows in this process, without Dask")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="address of a running Dask scheduler to submit the rows to "
+                            "(e.g. tcp://10.0.0.5:8786; see lib/data/README.md)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
     names = args.experiments or list(EXPERIMENTS)
@@ -512,6 +668,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--draws must be >= 1; got {args.draws}")
     if args.n_test is not None and args.n_test < 2:
         parser.error(f"--n-test must be >= 2; got {args.n_test}")
+    if args.workers is not None and args.workers < 0:
+        parser.error(f"--workers must be >= 0; got {args.workers}")
+    labels = tuple(t.strip() for t in args.labels.split(",") if t.strip()) if args.labels else None
     dims, draws, n_test, out = args.dims, args.draws, args.n_test, args.out
     if args.quick:
         dims = dims or (12, 16)
@@ -524,8 +683,19 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
-    for name in names:
-        run_experiment(name, out, dims, draws, n_test, args.fresh, command, log)
+    client = None if args.workers == 0 else start_client(args.workers, args.scheduler)
+    try:
+        if client is not None:
+            log(f"Dask: {_describe_workers(client)}")
+        for name in names:
+            run_experiment(name, out, dims, draws, n_test, args.fresh, command, log,
+                           client=client, labels=labels, progress=not args.no_progress)
+    finally:
+        if client is not None:
+            cluster = getattr(client, "cluster", None)
+            client.close()
+            if cluster is not None and args.scheduler is None:
+                cluster.close()
     return 0
 
 

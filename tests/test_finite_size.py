@@ -1,6 +1,6 @@
 """Tests for lib.finite_size and scripts/make_finite_size.py.
 
-- the stored data can be regenerated: rows of data/finite_size_smoke.csv (and one d = 20
+- the stored data can be regenerated: rows of lib/data/finite_size_smoke.csv (and one d = 20
   row of linear_points) are recomputed from their recorded seeds;
 - every data file matches the experiment grid of the script (seeds, parameters, columns);
 - extrapolate recovers known e_inf, c and b, and its chi^2 test rejects a wrong law;
@@ -79,7 +79,7 @@ def test_smoke_rows_regenerate(label, variant, d, draw):
 
 def test_linear_points_small_row_regenerates():
     if "linear_points" not in fs.available_experiments():
-        pytest.skip("data/finite_size_linear_points.csv not generated yet")
+        pytest.skip("lib/data/finite_size_linear_points.csv not generated yet")
     row = fs.table("linear_points", label="theory_check", d=20, draw=0)
     _assert_row_reproduced({k: v[0].item() for k, v in row.items()})
 
@@ -350,6 +350,48 @@ def test_table_and_summarize_errors(tmp_path):
         fs.load("bad", data_dir=tmp_path)
 
 
-def test_default_data_dir_is_the_repository_data_folder():
-    assert fs.DATA_DIR == ROOT / "data"
+def test_default_data_dir_is_the_package_data_folder():
+    import importlib.resources
+
+    assert fs.DATA_DIR == Path(str(importlib.resources.files("lib") / "data"))
+    assert fs.DATA_DIR == Path(fs.__file__).resolve().parent / "data"
     assert "smoke" in fs.available_experiments()
+
+
+@pytest.mark.slow
+def test_rows_do_not_depend_on_the_number_of_workers(tmp_path):
+    """The same rows, to the last digit, in-process and on 1 or 2 Dask workers."""
+    pytest.importorskip("dask.distributed")
+    tables = []
+    for workers in (0, 1, 2):
+        out = tmp_path / f"w{workers}"
+        client = None if workers == 0 else mfs.start_client(workers)
+        try:
+            mfs.run_experiment("smoke", out, dims=(8, 12), draws=1, n_test=300,
+                               log=lambda m: None, client=client)
+        finally:
+            if client is not None:
+                cluster = client.cluster
+                client.close()
+                cluster.close()
+        rows = fs.load("smoke", data_dir=out)
+        key = ("label", "variant", "d", "draw")
+        tables.append({tuple(r[k] for k in key): r for r in rows})
+    assert len(tables[0]) == 10
+    for other in tables[1:]:
+        assert other.keys() == tables[0].keys()
+        for k, row in tables[0].items():
+            for col in ("seed", "n_test", "method"):
+                assert other[k][col] == row[col]
+            for col in ("icl", "idg", "icl_se", "idg_se"):
+                assert_allclose(other[k][col], row[col], rtol=1e-12, err_msg=f"{k} {col}")
+
+
+def test_run_experiment_labels_select_configurations(tmp_path):
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None,
+                       labels=("h2",))
+    rows = fs.load("smoke", data_dir=tmp_path)
+    assert {r["label"] for r in rows} == {"h2"} and len(rows) == 2
+    with pytest.raises(SystemExit, match="unknown label"):
+        mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
+                           log=lambda m: None, labels=("nope",))
