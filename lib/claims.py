@@ -1,0 +1,139 @@
+"""Executable claims: the checks that hold the book's sentences to its numbers.
+
+A qualitative sentence in a chapter ("agrees to within 1 %", "grows with
+:math:`\\rho_{\\mathrm{nl}}`", "extrapolates to zero") is followed by a hidden cell that
+calls one of these functions with the numbers the sentence is about and the tolerance it
+states. If the numbers stop supporting the sentence (a formula in ``lib`` broke, a data
+file changed), the call raises :class:`ClaimError` with a message that quotes the claim,
+and the chapter fails to execute, in the book build and in the notebook tests alike.
+
+Every function returns ``None`` when the claim holds; the tolerance is the one the prose
+states, never a looser one.
+
+Used in: every chapter (hidden check cells).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ClaimError",
+    "claim",
+    "claim_close",
+    "claim_below",
+    "claim_between",
+    "claim_monotone",
+    "claim_consistent",
+]
+
+
+class ClaimError(AssertionError):
+    """A sentence of the book is no longer supported by the numbers next to it."""
+
+
+def _fail(what: str, detail: str) -> None:
+    raise ClaimError(f"claim no longer holds: {what!r}: {detail}")
+
+
+def _values(name: str, value: Any) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    return arr
+
+
+def claim(condition: Any, what: str) -> None:
+    """Check a claim that is already a boolean (or an array of them, all true).
+
+    Parameters
+    ----------
+    condition : bool or array_like of bool
+    what : str
+        The sentence or clause being checked, quoted in the error message.
+    """
+    if not bool(np.all(np.asarray(condition, dtype=bool))):
+        _fail(what, f"condition is false ({condition!r})")
+
+
+def claim_close(
+    actual: Any, expected: Any, what: str, *, rel: float | None = None, abs: float | None = None
+) -> None:
+    """Check ``|actual - expected| <= abs + rel * |expected|`` elementwise.
+
+    Give the tolerance the sentence states: ``rel=0.01`` for "within 1 %",
+    ``abs=0.005`` for "to 0.005".
+
+    Parameters
+    ----------
+    actual, expected : float or array_like (broadcastable)
+    what : str
+        The claim, quoted in the error message.
+    rel, abs : float, optional
+        Relative and absolute tolerances (at least one is required; both >= 0).
+    """
+    if rel is None and abs is None:
+        raise ValueError("claim_close needs a tolerance: give rel=, abs= or both")
+    rel_t, abs_t = float(rel or 0.0), float(abs or 0.0)
+    if rel_t < 0 or abs_t < 0:
+        raise ValueError(f"rel and abs must be >= 0; got rel={rel!r}, abs={abs!r}")
+    a, e = _values("actual", actual), _values("expected", expected)
+    err = np.abs(a - e)
+    tol = abs_t + rel_t * np.abs(e)
+    if np.any(err > tol):
+        i = int(np.argmax(err - tol))
+        ab = np.broadcast_arrays(a, e, err, tol)
+        _fail(what, (f"|{ab[0].flat[i]:.6g} - {ab[1].flat[i]:.6g}| = {ab[2].flat[i]:.3g} "
+                     f"exceeds the tolerance {ab[3].flat[i]:.3g} (rel={rel}, abs={abs})"))
+
+
+def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) -> None:
+    """Check ``smaller + margin < larger`` elementwise (an ordering claim)."""
+    s, g = _values("smaller", smaller), _values("larger", larger)
+    bad = ~(s + margin < g)
+    if np.any(bad):
+        i = int(np.argmax(np.broadcast_to(bad, np.broadcast(s, g).shape)))
+        sb, gb = np.broadcast_arrays(s, g)
+        _fail(what, f"{sb.flat[i]:.6g} + {margin:g} is not below {gb.flat[i]:.6g}")
+
+
+def claim_between(value: Any, low: float, high: float, what: str) -> None:
+    """Check ``low <= value <= high`` elementwise."""
+    v = _values("value", value)
+    if np.any(v < low) or np.any(v > high):
+        _fail(what, f"values {np.round(v, 6).tolist()} are not all in [{low:g}, {high:g}]")
+
+
+def claim_monotone(values: Any, what: str, *, increasing: bool = True, strict: bool = True) -> None:
+    """Check that a sequence increases (or decreases), strictly unless ``strict=False``."""
+    v = _values("values", values).ravel()
+    if v.size < 2:
+        raise ValueError("values must have at least two entries to be monotone")
+    dv = np.diff(v) if increasing else -np.diff(v)
+    ok = dv > 0 if strict else dv >= 0
+    if not np.all(ok):
+        i = int(np.argmin(ok))
+        word = "increase" if increasing else "decrease"
+        _fail(what, f"does not {word} from entry {i} to {i + 1}: {v[i]:.6g} -> {v[i + 1]:.6g}")
+
+
+def claim_consistent(estimate: Any, se: Any, target: Any, what: str, *, z: float = 3.0) -> None:
+    """Check that ``estimate`` is within ``z`` standard errors of ``target``.
+
+    For statistical claims ("agrees with the theory within its error bars"): the
+    tolerance is ``z * se``, with ``se`` the estimate's standard error.
+    """
+    e, s, t = _values("estimate", estimate), _values("se", se), _values("target", target)
+    if np.any(s < 0):
+        raise ValueError(f"se must be >= 0; got {se!r}")
+    dev = np.abs(e - t) - z * s
+    if np.any(dev > 0):
+        i = int(np.argmax(dev))
+        eb, sb, tb = np.broadcast_arrays(e, s, t)
+        _fail(what, (f"{eb.flat[i]:.6g} ± {sb.flat[i]:.3g} is "
+                     f"{abs(eb.flat[i] - tb.flat[i]) / max(sb.flat[i], 1e-300):.1f} standard "
+                     f"errors from {tb.flat[i]:.6g} (allowed: {z:g})"))
