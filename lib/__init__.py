@@ -23,7 +23,7 @@ from . import attention, baselines, finite_size, hermite, plotting, samplers, th
 from .attention import (
     exact_error, fit_gamma, gamma_from_weights, linear_attention, mc_error, predict, simulate, simulate_many,
 )
-from .baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
+from .baselines import baseline_errors, bayes_ridge_predict, dmmse_predict, spectral_predict
 from .finite_size import extrapolate
 from .hermite import LINKS, coefficients, gaussian_equivalent, get_link, hermite_function, teacher_moments
 from .samplers import sample_contexts, sample_features, sample_task_set
@@ -36,6 +36,8 @@ from .theory import (
     nonlinear_optimal_lambda,
     optimal_lambda,
     pure_noise_error,
+    spectral_error,
+    spectral_overlap,
     transition_kappa,
 )
 
@@ -43,10 +45,11 @@ __all__ = [
     "__version__",
     "attention", "baselines", "finite_size", "hermite", "plotting", "samplers", "theory",
     "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention", "gamma_from_weights",
-    "baseline_errors", "bayes_ridge_predict", "dmmse_predict",
+    "baseline_errors", "bayes_ridge_predict", "dmmse_predict", "spectral_predict",
     "extrapolate",
     "LINKS", "coefficients", "gaussian_equivalent", "get_link", "hermite_function", "teacher_moments",
     "sample_contexts", "sample_features", "sample_task_set",
     "effective_noise", "icl_error", "idg_error", "nonlinear_icl_error", "nonlinear_idg_error",
     "nonlinear_optimal_lambda", "optimal_lambda", "pure_noise_error", "transition_kappa",
+    "spectral_overlap", "spectral_error",
 ]

@@ -3,6 +3,16 @@
 Each public function of the library checks its arguments with one of these helpers,
 so that bad input fails early with a message that names the argument, the value that
 was given and what is allowed, instead of a NaN or a traceback from inside numpy.
+
+Memory guard. Every public function that allocates large arrays (the samplers,
+:func:`lib.attention.fit_gamma`, :func:`lib.attention.mc_error`,
+:func:`lib.attention.simulate`) estimates its peak memory first and calls
+:func:`check_memory`, which raises :class:`MemoryLimitError` (a ``MemoryError`` and a
+``ValueError``) naming the argument, the estimate and the limit, before anything is
+sampled. The limit is ``MEMORY_FRACTION`` = 0.8 of the memory available at the call
+(``MemAvailable`` in ``/proc/meminfo``), or the environment variable
+``LIB_MEMORY_LIMIT``: a number of bytes or a size with a unit (``"6GiB"``, ``"500MB"``),
+or ``"none"`` to switch the guard off.
 """
 
 from __future__ import annotations
@@ -17,6 +27,12 @@ __all__ = [
     "check_real",
     "check_int",
     "check_callable",
+    "check_broadcast",
+    "check_scalar",
+    "MemoryLimitError",
+    "memory_limit",
+    "check_memory",
+    "MEMORY_LIMIT_ENV",
 ]
 
 RngLike = "int | np.random.Generator | np.random.SeedSequence | None"
@@ -151,3 +167,167 @@ def check_callable(name: str, value: Any) -> Callable:
     if not callable(value):
         raise TypeError(f"{name} must be a callable (a vectorized function of z); got {value!r}")
     return value
+
+
+def check_broadcast(*named: tuple[str, Any]) -> tuple[int, ...]:
+    """Check that arrays broadcast together; name the first two that do not, in order.
+
+    Parameters
+    ----------
+    *named : (str, array_like) pairs
+        The arguments in the order of the user's call.
+
+    Returns
+    -------
+    tuple of int
+        The broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        ``"alpha (shape (2,)) and kappa (shape (3,)) cannot be broadcast together"``:
+        the first argument that does not fit, and the first earlier one it clashes with.
+    """
+    shape: tuple[int, ...] = ()
+    for j, (name, value) in enumerate(named):
+        sj = np.shape(value)
+        try:
+            shape = np.broadcast_shapes(shape, sj)
+        except ValueError:
+            for other, ovalue in named[:j]:
+                try:
+                    np.broadcast_shapes(np.shape(ovalue), sj)
+                except ValueError:
+                    break
+            else:  # pragma: no cover - some earlier argument must clash
+                other, ovalue = named[0]
+            raise ValueError(
+                f"{other} (shape {np.shape(ovalue)}) and {name} (shape {sj}) cannot be "
+                "broadcast together; give scalars or arrays of compatible shapes"
+            ) from None
+    return shape
+
+
+def check_scalar(name: str, value: Any, **bounds: Any) -> float:
+    """:func:`check_real` for an argument that must be a single number; returns a float.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is an array or list with more than zero dimensions (the message
+        names the argument and the shape), or not a real number.
+    ValueError
+        As :func:`check_real`.
+    """
+    arr = check_real(name, value, **bounds)
+    if arr.ndim != 0:
+        raise TypeError(f"{name} must be a single real number, not an array; got shape {arr.shape}: {value!r}")
+    return float(arr)
+
+
+# --------------------------------------------------------------------------------------
+# memory guard
+# --------------------------------------------------------------------------------------
+#: Environment variable that sets the memory limit of the guard, in bytes or with a unit
+#: (``"6GiB"``, ``"500MB"``, ``"0.5TiB"``); ``"none"`` or ``"inf"`` switches it off.
+MEMORY_LIMIT_ENV = "LIB_MEMORY_LIMIT"
+#: Default limit: this fraction of the memory available when the call starts.
+MEMORY_FRACTION = 0.8
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+class MemoryLimitError(MemoryError, ValueError):
+    """A call would need more memory than the limit of :func:`memory_limit`.
+
+    Raised before anything large is allocated or sampled. It is both a
+    :class:`MemoryError` and a :class:`ValueError` (the input asks for too much).
+    """
+
+
+def _parse_bytes(text: str) -> float:
+    t = text.strip().lower().replace(" ", "")
+    if t in ("none", "inf", "off", "unlimited"):
+        return float("inf")
+    num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = t[len(num):]
+    try:
+        value = float(num)
+    except ValueError:
+        value = float("nan")
+    if unit not in _UNITS or not value > 0:
+        raise ValueError(
+            f"environment variable {MEMORY_LIMIT_ENV} must be a positive number of bytes, "
+            f"optionally with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), or 'none'; got {text!r}"
+        )
+    return value * _UNITS[unit]
+
+
+def _available_bytes() -> float:
+    """Memory available now: ``MemAvailable`` of /proc/meminfo, else os.sysconf, else inf."""
+    import os
+
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024.0
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:  # pragma: no cover - not Linux
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        return float("inf")
+
+
+def memory_limit() -> float:
+    """The memory limit, in bytes, that :func:`check_memory` enforces.
+
+    ``$LIB_MEMORY_LIMIT`` if set (bytes or with a unit, ``"none"`` for no limit),
+    otherwise ``MEMORY_FRACTION`` (0.8) of the memory available now (``MemAvailable``
+    of ``/proc/meminfo`` on Linux, ``os.sysconf`` elsewhere).
+    """
+    import os
+
+    text = os.environ.get(MEMORY_LIMIT_ENV)
+    if text is not None and text.strip():
+        return _parse_bytes(text)
+    return MEMORY_FRACTION * _available_bytes()
+
+
+def _fmt_bytes(n: float) -> str:
+    if not np.isfinite(n):
+        return "inf" if n > 0 else str(n)
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def check_memory(where: str, nbytes: float, argument: str) -> None:
+    """Raise :class:`MemoryLimitError` if an estimated peak exceeds :func:`memory_limit`.
+
+    Parameters
+    ----------
+    where : str
+        The function (and call) whose peak was estimated, e.g. ``"simulate(d=3000)"``.
+    nbytes : float
+        The estimated peak memory, in bytes (may be inf).
+    argument : str
+        The argument(s) that drive the size, named in the message
+        (e.g. ``"d and tau (n = tau d^2 = 18,000,000 contexts)"``).
+    """
+    import os
+
+    limit = memory_limit()
+    if nbytes > limit:
+        if (os.environ.get(MEMORY_LIMIT_ENV) or "").strip():
+            source = f"set by ${MEMORY_LIMIT_ENV}"
+        else:
+            source = f"{MEMORY_FRACTION:g} of the {_fmt_bytes(limit / MEMORY_FRACTION)} available now"
+        raise MemoryLimitError(
+            f"{where} would need about {_fmt_bytes(nbytes)} of memory (driven by {argument}), "
+            f"more than the limit of {_fmt_bytes(limit)} ({source}); reduce "
+            f"{argument.split(' (')[0]}, or raise the limit with the environment variable "
+            f"{MEMORY_LIMIT_ENV} (e.g. '16GiB' or 'none')"
+        )

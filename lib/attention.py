@@ -34,7 +34,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
-from lib._checks import as_rng, check_int, check_real
+from lib._checks import as_rng, check_int, check_memory, check_real, check_scalar
 
 __all__ = [
     "ConvergenceError",
@@ -75,6 +75,8 @@ CG_MAXITER = 2000
 _BATCH_BYTES = 64_000_000
 #: Default number of test contexts of the Monte Carlo errors of :func:`simulate`.
 N_TEST_DEFAULT = 20_000
+#: Test contexts per batch of :func:`mc_error` (memory O(MC_BATCH d) whatever n_test).
+MC_BATCH = 20_000
 
 
 class ConvergenceError(RuntimeError):
@@ -174,7 +176,7 @@ def embed(X: Any, y: Any, x_query: Any) -> np.ndarray:
 
     Notes
     -----
-    Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    Used in: :doc:`the model </book/linear/model>`.
     """
     X = check_real("X", X)
     single = X.ndim == 2
@@ -243,7 +245,7 @@ def linear_attention(Z: Any, W_kq: Any, W_pv: Any) -> np.ndarray:
 
     Notes
     -----
-    Cost ``O(n ell d)``. Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    Cost ``O(n ell d)``. Used in: :doc:`the model </book/linear/model>`.
     """
     Z = check_real("Z", Z)
     single = Z.ndim == 2
@@ -309,7 +311,7 @@ def gamma_from_weights(W_kq: Any, W_pv: Any) -> np.ndarray:
 
     Notes
     -----
-    Used in: chapter 2 (linear ICL review: from attention to Gamma).
+    Used in: :doc:`the model </book/linear/model>`.
     """
     W_kq, W_pv = _check_weights(W_kq, W_pv)
     d = W_kq.shape[0] - 1
@@ -373,7 +375,7 @@ def predict(gamma: Any, queries: Any, features: Any) -> np.ndarray:
     Notes
     -----
     Computed as ``rowsum((X Gamma) * F)`` in ``O(n d^2)`` without forming ``H_Z``.
-    Used in: chapters 2-5.
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     queries, features = _check_batch(queries, features)
     gamma = _check_gamma(gamma, queries.shape[1])
@@ -621,6 +623,33 @@ def _fit_matfree(
     return _gamma_from_vec(theta, d)
 
 
+def fit_peak_bytes(n: int, d: int, method: str = "auto", lam: float = 0.0) -> float:
+    """Estimated extra memory of :func:`fit_gamma` beyond its inputs, in bytes.
+
+    ``p = d(d + 1)``. dense: the ``p x p`` Gram matrix (twice at ``lam = 0``, where the
+    pseudo-inverse fallback also holds its eigenvectors), or ``Phi`` (``n x p``) and its
+    ``lstsq`` copy at ``lam = 0, n < p``. dual: the ``n x n`` kernel (twice at
+    ``lam = 0, n >= p``). matfree: one ``n x (d + 1)`` temporary (``Phi^T y``, and
+    ``Phi^T c`` of the dual CG) and a few CG vectors. Plus the row blocks (``_BATCH_BYTES``).
+    """
+    n, d = float(n), float(d)
+    p = d * (d + 1)
+    used = _auto_method(n, p) if method == "auto" else method
+    if used == "dense":
+        if lam == 0.0 and n < p:
+            core = 2 * 8 * n * p
+        else:
+            core = (1 if lam > 0.0 else 2) * 8 * p * p
+        blocks = min(_BATCH_BYTES, 8 * n * p)
+    elif used == "dual":
+        core = (1 if (lam > 0.0 or n < p) else 2) * 8 * n * n
+        blocks = min(_BATCH_BYTES, 8 * n * n)
+    else:
+        core = 8 * n * (d + 1) + 8 * 10 * max(n, p) + 8 * 4 * (d + 1) ** 2
+        blocks = min(_BATCH_BYTES, 8 * 3 * n * (d + 1))
+    return core + blocks
+
+
 def _auto_method(n: int, p: int) -> str:
     if n >= p:
         return "dense" if p <= AUTO_DENSE_MAX_P else "matfree"
@@ -705,12 +734,17 @@ def fit_gamma(
         ``"matfree"`` at ``lam = 0`` and ``n >= p``, queries or features with linearly
         dependent columns (no unique least-squares solution; the direct solvers then
         return the minimum-norm one).
+    lib._checks.MemoryLimitError
+        Before solving, if the solver's extra memory (:func:`fit_peak_bytes`; ``8 p^2``
+        bytes for dense, ``8 n^2`` for dual) exceeds the limit of
+        :func:`lib._checks.memory_limit` (``LIB_MEMORY_LIMIT`` overrides it).
     ConvergenceError
         (a ``RuntimeError``) if CG does not reach ``rtol`` within ``maxiter`` iterations.
 
     Notes
     -----
-    Used in: chapters 2-5 (every pretraining simulation, through :func:`simulate`).
+    Used in: :doc:`the model </book/linear/model>`.
+    Through other functions of ``lib``: every chapter.
     """
     t0 = time.perf_counter()
     X, F, y = _check_batch(queries, features, targets)
@@ -723,6 +757,9 @@ def fit_gamma(
     p = d * (d + 1)
     ridge = n / d * lam
     used = _auto_method(n, p) if method == "auto" else method
+    check_memory(f"fit_gamma(method={used!r}) with n = {n}, d = {d} (p = {p})", fit_peak_bytes(n, d, used, lam),
+                 "queries and features (n contexts, p = d(d+1) parameters)"
+                 + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""))
     info: dict[str, Any] = {"method": used}
     if used == "dense":
         gamma = _fit_dense(X, F, y, ridge, info)
@@ -772,7 +809,9 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
 
     Notes
     -----
-    ``O(d^3)``. ``exact_error(0, ...) = 1 + rho``. Used in: chapters 2-4 (linear teacher).
+    ``O(d^3)``. ``exact_error(0, ...) = 1 + rho``.
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`learning curves </book/linear/learning_curves>`.
     """
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
@@ -824,8 +863,10 @@ def mc_error(
     rho : float
         Label-noise variance (>= 0).
     n_test : int
-        Number of test contexts (>= 2), drawn in batches of 20,000 with the exact
-        sufficient-statistic sampler :func:`lib.samplers.sample_features`.
+        Number of test contexts (>= 2), drawn in batches of 20,000 (``MC_BATCH``) with
+        the exact sufficient-statistic sampler :func:`lib.samplers.sample_features`; the
+        mean and variance are accumulated batch by batch, so memory does not grow with
+        ``n_test`` (time does).
     rng : numpy.random.Generator, int or None
 
     Returns
@@ -835,7 +876,8 @@ def mc_error(
 
     Notes
     -----
-    Used in: chapter 5 (nonlinear teachers) and the checks of :func:`exact_error`.
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     from lib.samplers import sample_features
 
@@ -844,14 +886,26 @@ def mc_error(
     ell = check_int("ell", ell, low=1)
     rho = float(check_real("rho", rho, low=0.0))
     n_test = check_int("n_test", n_test, low=2)
+    step = MC_BATCH
+    check_memory(f"mc_error(n_test={n_test}, d={d}, ell={ell})", mc_peak_bytes(n_test, d, ell),
+                 "d and ell (test contexts are drawn in batches of 20,000)")
     rng = as_rng(rng)
-    errors = np.empty(n_test)
-    step = 20_000
+    # Running mean and sum of squared deviations over the batches (Chan et al.'s pairwise
+    # update), so n_test costs time, not memory.
+    count, mean, m2 = 0, 0.0, 0.0
     for s in range(0, n_test, step):
         b = min(step, n_test - s)
         batch = sample_features(b, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
-        errors[s : s + b] = (batch.targets - _predict(gamma, batch.queries, batch.features)) ** 2
-    return float(errors.mean()), float(errors.std(ddof=1) / math.sqrt(n_test))
+        err = (batch.targets - _predict(gamma, batch.queries, batch.features)) ** 2
+        del batch
+        bmean = float(err.mean())
+        bm2 = float(np.sum((err - bmean) ** 2))
+        total = count + b
+        delta = bmean - mean
+        mean += delta * (b / total)
+        m2 += bm2 + delta * delta * (count * b / total)
+        count = total
+    return float(mean), float(math.sqrt(m2 / (n_test - 1)) / math.sqrt(n_test))
 
 
 # ----------------------------------------------------------------------------------------
@@ -859,15 +913,58 @@ def mc_error(
 # ----------------------------------------------------------------------------------------
 
 
+def mc_peak_bytes(n_test: int, d: int, ell: int) -> float:
+    """Estimated peak memory of :func:`mc_error`: one batch of test contexts and its predictions."""
+    from lib.samplers import features_peak_bytes
+
+    b = min(n_test, MC_BATCH)
+    return features_peak_bytes(b, d, ell) + 8.0 * 3 * b * (d + 1)
+
+
+#: Largest size (ell, k or n) that :func:`simulate` accepts before the memory guard.
+_MAX_SIZE = 2**62
+
+
 def _size(name: str, value: float, d: int, symbol: str) -> int:
-    size = int(round(value * d)) if symbol != "n" else int(round(value * d * d))
+    scale_value = d if symbol != "n" else d * d
+    scale = "d" if symbol != "n" else "d^2"
+    exact = value * d if symbol != "n" else value * d * d  # the historical rounding order
+    if not math.isfinite(exact) or exact > _MAX_SIZE:
+        raise ValueError(
+            f"{name} = {value!r} gives {symbol} = {name} * {scale} = {exact:.3g} at d = {d}, more than "
+            f"any array can hold; {name} must be at most {_MAX_SIZE / scale_value:.3g} here"
+            + ("; use kappa = inf for a fresh task per context" if name == "kappa" else "")
+        )
+    size = int(round(exact))
     if size < 1:
-        scale = "d" if symbol != "n" else "d^2"
         raise ValueError(
             f"{name} = {value!r} gives {symbol} = round({name} * {scale}) = 0 at d = {d}; "
-            f"{name} must be at least {0.5 / (d if symbol != 'n' else d * d):g} here"
+            f"{name} must be at least 1/{scale} = {1.0 / scale_value:g} here"
         )
     return size
+
+
+def simulate_peak_bytes(
+    d: int, ell: int, k: int | None, n: int, lam: float = 0.0, method: str = "auto",
+    teacher: Any = None, n_test: int = 20_000,
+) -> float:
+    """Estimated peak memory of one :func:`simulate` call, in bytes.
+
+    The task set (``8 k d``, twice while it is normalised), the pretraining features
+    (``8 n (2d + 2)``), the larger of the sampler's batch temporaries and the solver's
+    extra memory (:func:`fit_peak_bytes`), and for a nonlinear teacher one batch of test
+    contexts (:func:`mc_peak_bytes`). Checked against tracemalloc peaks in
+    ``tests/test_bad_input.py``; at ``d = 400, alpha = 2, tau = 3`` (matfree) it is
+    about 4.5 GiB.
+    """
+    from lib.samplers import features_peak_bytes
+
+    tasks = 0.0 if k is None else 16.0 * k * d
+    feats = features_peak_bytes(n, d, ell)
+    out_only = 8.0 * n * (2 * d + 2)
+    train = feats + max(0.0, fit_peak_bytes(n, d, method, lam) - (feats - out_only))
+    test = 0.0 if teacher is None else mc_peak_bytes(n_test, d, ell)
+    return tasks + max(train, test + 8.0 * d * (d + 1))
 
 
 def simulate(
@@ -930,9 +1027,22 @@ def simulate(
 
     Raises
     ------
+    TypeError
+        If ``alpha``, ``kappa``, ``tau``, ``rho`` or ``lam`` is an array or list (one
+        point per call; use :func:`simulate_many` for grids).
     ValueError
-        If ``alpha``, ``kappa`` or ``tau`` gives ``ell``, ``k`` or ``n`` = 0 (naming the
-        parameter), or any argument is out of range.
+        If ``alpha``, ``kappa`` or ``tau`` gives ``ell``, ``k`` or ``n`` = 0 or a size no
+        array can hold (naming the parameter and a value that is accepted), if the
+        teacher is refused (not vectorized, non-finite, not square-integrable: the
+        checks of :mod:`lib.hermite`), or any argument is out of range.
+    lib._checks.MemoryLimitError
+        (a ``MemoryError`` and a ``ValueError``) before anything is sampled, if the
+        estimated peak memory (:func:`simulate_peak_bytes`) exceeds the limit: 0.8 of the
+        memory available at the call, or the environment variable ``LIB_MEMORY_LIMIT``
+        (bytes or ``"6GiB"``; ``"none"`` switches the guard off). The message names the
+        argument behind the largest part of the estimate. The book's largest job
+        (``d = 400, alpha = 2, tau = 3``, matfree, 10^6 test contexts) is estimated at
+        4.4 GiB.
 
     Notes
     -----
@@ -941,17 +1051,21 @@ def simulate(
     2-core machine while other jobs run, the same call took 70-90 s: OpenBLAS threads
     waiting for each other in the many medium-sized products of CG; set
     ``OPENBLAS_NUM_THREADS=1`` on a busy machine.
-    Used in: chapters 2-5.
+    Used in: :doc:`learning curves </book/linear/learning_curves>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     from lib.samplers import sample_features, sample_task_set
 
+    from lib.samplers import _resolve
+
     t0 = time.perf_counter()
     d = check_int("d", d, low=1)
-    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
-    kappa = float(check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True))
-    tau = float(check_real("tau", tau, low=0.0, low_open=True))
-    rho = float(check_real("rho", rho, low=0.0))
-    lam = float(check_real("lam", lam, low=0.0))
+    alpha = check_scalar("alpha", alpha, low=0.0, low_open=True)
+    kappa = check_scalar("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    tau = check_scalar("tau", tau, low=0.0, low_open=True)
+    rho = check_scalar("rho", rho, low=0.0)
+    lam = check_scalar("lam", lam, low=0.0)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
     if n_test is None:
@@ -960,6 +1074,19 @@ def simulate(
     ell = _size("alpha", alpha, d, "ell")
     k = None if math.isinf(kappa) else _size("kappa", kappa, d, "k")
     n = _size("tau", tau, d, "n")
+    _resolve(teacher)  # refuses a bad teacher (e.g. not square-integrable) before sampling
+    # name the argument behind the largest part of the estimate
+    parts = {
+        f"kappa (k = kappa d = {k or 0:,} tasks; kappa = inf needs no task set)": 16.0 * (k or 0) * d,
+        f"alpha (context length ell = alpha d = {ell:,})": 40.0 * ell * min(n, max(1, 50_000_000 // (40 * ell))),
+        f"d and tau (n = tau d^2 = {n:,} contexts, p = d(d+1) = {d * (d + 1):,} parameters)": 8.0 * n * (2 * d + 2)
+        + fit_peak_bytes(n, d, method, lam),
+    }
+    check_memory(
+        f"simulate(d={d}, alpha={alpha:g}, kappa={kappa:g}, tau={tau:g}, method={method!r})",
+        simulate_peak_bytes(d, ell, k, n, lam, method, teacher, n_test),
+        max(parts, key=parts.get),
+    )
     rng = as_rng(rng)
 
     tasks = sample_task_set(d, kappa, rng)
@@ -1075,7 +1202,9 @@ def simulate_many(
     Notes
     -----
     Cost: ``m * draws`` calls of :func:`simulate`, run one after the other.
-    Used in: chapters 2, 4, 5.
+    Used in: :doc:`learning curves </book/linear/learning_curves>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`.
     """
     t0 = time.perf_counter()
     d = check_int("d", d, low=1)

@@ -33,7 +33,19 @@ from lib.samplers import (
     sample_contexts,
 )
 
-__all__ = ["bayes_ridge_predict", "dmmse_predict", "baseline_errors"]
+__all__ = [
+    "bayes_ridge_predict",
+    "dmmse_predict",
+    "baseline_errors",
+    "gaussian_equivalent_predict",
+    "context_ridge_errors",
+    "dmmse_task_set_errors",
+    "spectral_preprocess",
+    "spectral_direction",
+    "spectral_fit",
+    "spectral_predict",
+    "spectral_test_error",
+]
 
 _BASELINES = ("bayes", "dmmse")
 _SETTINGS = ("idg", "icl")
@@ -163,8 +175,7 @@ def dmmse_predict(
     Cost ``O(n ell k d)``; the contexts are processed in batches so that the temporary
     ``(batch, ell, k)`` arrays stay below about 50 MB.
 
-    Used in: chapter 3 (task diversity: the memorizing baseline), chapter 5 (nonlinear
-    teachers).
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
     X, y, x_query = _check_contexts(X, y, x_query)
     n, ell, d = X.shape
@@ -182,7 +193,10 @@ def dmmse_predict(
         fX -= y[sl][..., None]
         rss = np.einsum("blk,blk->bk", fX, fX)  # sum_i (y_i - f(x_i^T w_j))^2
         if rho > 0.0:
-            pi = softmax(-rss / (2.0 * rho), axis=1)
+            # shift by the smallest RSS before dividing: with a tiny rho (1e-320) the
+            # quotient overflows to -inf for the other tasks (weight 0), never to nan
+            with np.errstate(over="ignore"):
+                pi = softmax(-(rss - rss.min(axis=1, keepdims=True)) / (2.0 * rho), axis=1)
         else:
             pi = (rss == rss.min(axis=1, keepdims=True)).astype(float)
             pi /= pi.sum(axis=1, keepdims=True)
@@ -251,13 +265,16 @@ def baseline_errors(
     task and its error tends to ``rho``; the Bayes error of the linear teacher is at most
     the least-squares error.
 
-    Used in: chapter 3 (task diversity: memorization vs generalization), chapter 5.
+    Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     d = check_int("d", d, low=1)
     alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
     ell = int(round(alpha * d))
     if ell < 1:
-        raise ValueError(f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}")
+        raise ValueError(
+            f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}; "
+            f"alpha must be at least 1/d = {1.0 / d:g} here"
+        )
     prior_tasks = _check_tasks(prior_tasks, d)
     rho = _check_rho(rho)
     if not isinstance(setting, str) or setting not in _SETTINGS:
@@ -293,3 +310,558 @@ def baseline_errors(
     return {
         name: (float(err.mean()), float(err.std(ddof=1) / np.sqrt(n_test))) for name, err in sq.items()
     }
+
+
+def gaussian_equivalent_predict(
+    X: Any, y: Any, x_query: Any, teacher: TeacherLike, rho: float, *, intercept: bool = True
+) -> np.ndarray:
+    """Bayes prediction for the Gaussian-equivalent twin of a teacher.
+
+    .. math::
+
+        \\hat y = c + x_{\\ell+1}^\\top (X^\\top X + r I_d)^{-1} X^\\top (y - c),
+        \\qquad r = s^2 / a_1^2,
+
+    with :math:`c = a_0` and :math:`s^2 = \\rho_{nl} - a_0^2` when ``intercept`` (else
+    :math:`c = 0`, :math:`s^2 = \\rho_{nl}` and :math:`r = \\rho_{nl}/a_1^2`), from
+    :func:`lib.theory.gaussian_equivalent_ridge`. It is the exact posterior mean of the
+    query label for the teacher :math:`y = c + a_1 x^\\top w + N(0, s^2)` with
+    :math:`w \\sim N(0, I_d)`, the teacher that keeps :math:`f`'s mean and linear part and
+    turns the rest into noise. For the linear teacher it is :func:`bayes_ridge_predict`.
+    For a nonlinear teacher it is *not* the Bayes predictor (that would use :math:`f`
+    itself); it is the best ridge predictor affine in the query under Gaussian
+    equivalence, and it is the baseline that linear attention is compared with on fresh
+    tasks in chapter 5. With :math:`a_1 = 0` it predicts the constant :math:`c`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    x_query : array_like, shape (n, d)
+    teacher : None, str or callable
+        The link ``f`` (only its moments :math:`a_0, a_1, E f^2` are used).
+    rho : float
+        Label-noise variance (>= 0).
+    intercept : bool, keyword-only
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Used in: chapter 5 (task diversity: the generalizing baseline).
+    """
+    from lib.theory import gaussian_equivalent_ridge
+
+    X, y, x_query = _check_contexts(X, y, x_query)
+    c, ridge = gaussian_equivalent_ridge(teacher, _check_rho(rho), intercept=intercept)
+    if not np.isfinite(ridge):
+        return np.full(X.shape[0], c)
+    return c + bayes_ridge_predict(X, y - c, x_query, ridge)
+
+
+def context_ridge_errors(
+    d: int,
+    alpha: float,
+    rho: float,
+    teacher: TeacherLike = None,
+    *,
+    n_test: int = 10_000,
+    rng: Any = None,
+) -> dict[str, tuple[float, float]]:
+    """Monte Carlo errors on fresh tasks of three ridge predictors, on the same contexts.
+
+    - ``"ridge"``: :func:`bayes_ridge_predict` with ridge :math:`\\rho` and no
+      intercept (Bayes-optimal only for the linear teacher);
+    - ``"ge"``: :func:`gaussian_equivalent_predict` without intercept (ridge
+      :math:`\\rho_{\\mathrm{eff}} = \\rho_{nl}/a_1^2`);
+    - ``"ge_intercept"``: :func:`gaussian_equivalent_predict` with the intercept
+      :math:`a_0` (ridge :math:`(\\rho_{nl} - a_0^2)/a_1^2`).
+
+    Their asymptotic errors are :func:`lib.theory.context_ridge_error`.
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    alpha : float
+        Context length per dimension (> 0); ``ell = round(alpha d) >= 1``.
+    rho : float
+        Label-noise variance (>= 0).
+    teacher : None, str or callable
+        The link ``f``.
+    n_test : int, keyword-only
+        Number of test contexts (>= 2), each with a fresh task on the sphere.
+    rng : numpy.random.Generator, int or None, keyword-only
+
+    Returns
+    -------
+    dict
+        ``{"ridge" | "ge" | "ge_intercept": (mean, stderr)}``.
+
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
+    """
+    d = check_int("d", d, low=1)
+    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
+    ell = int(round(alpha * d))
+    if ell < 1:
+        raise ValueError(
+            f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}; "
+            f"alpha must be at least 1/d = {1.0 / d:g} here"
+        )
+    rho = _check_rho(rho)
+    n_test = check_int("n_test", n_test, low=2)
+    f = _resolve(teacher)
+    rng = as_rng(rng)
+    batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
+    names = ("ridge", "ge", "ge_intercept")
+    sq = {name: np.empty(n_test) for name in names}
+    for start in range(0, n_test, batch):
+        sl = slice(start, min(n_test, start + batch))
+        ctx = sample_contexts(sl.stop - sl.start, d, ell, None, f, rho, rng)
+        preds = {
+            "ridge": bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho),
+            "ge": gaussian_equivalent_predict(ctx.X, ctx.y, ctx.x_query, f, rho, intercept=False),
+            "ge_intercept": gaussian_equivalent_predict(ctx.X, ctx.y, ctx.x_query, f, rho),
+        }
+        for name in names:
+            sq[name][sl] = (ctx.y_query - preds[name]) ** 2
+    return {name: (float(e.mean()), float(e.std(ddof=1) / np.sqrt(n_test))) for name, e in sq.items()}
+
+
+def dmmse_task_set_errors(
+    d: int,
+    alpha: float,
+    kappa: float,
+    rho: float,
+    teacher: TeacherLike = None,
+    *,
+    draws: int = 2,
+    n_test: int = 1000,
+    rng: Any = None,
+    setting: str = "idg",
+) -> tuple[float, float]:
+    """dMMSE test error averaged over independent task sets, with its standard error.
+
+    For each of ``draws`` task sets of ``k = round(kappa d)`` tasks
+    (:func:`lib.samplers.sample_task_set`), scores :func:`dmmse_predict` on ``n_test``
+    contexts with :func:`baseline_errors`, and returns the mean over the task sets and
+    the standard error of that mean (``std(ddof=1) / sqrt(draws)``), the spread that
+    matters when the task set itself is random.
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    alpha : float
+        Context length per dimension (> 0).
+    kappa : float
+        Tasks per dimension (> 0, finite); ``round(kappa d) >= 1``.
+    rho : float
+        Label-noise variance (>= 0).
+    teacher : None, str or callable
+    draws : int, keyword-only
+        Number of task sets (>= 2).
+    n_test : int, keyword-only
+        Test contexts per task set (>= 2).
+    rng : numpy.random.Generator, int or None, keyword-only
+    setting : {"idg", "icl"}, keyword-only
+        Test tasks from the task set (IDG) or fresh (ICL), as in :func:`baseline_errors`.
+
+    Returns
+    -------
+    mean, stderr : float
+
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
+    """
+    from lib.samplers import sample_task_set
+
+    draws = check_int("draws", draws, low=2)
+    rng = as_rng(rng)
+    errs = [
+        baseline_errors(d, alpha, sample_task_set(d, kappa, rng), rho, teacher,
+                        setting=setting, n_test=n_test, rng=rng, which=["dmmse"])["dmmse"][0]
+        for _ in range(draws)
+    ]
+    return float(np.mean(errs)), float(np.std(errs, ddof=1) / np.sqrt(draws))
+
+
+# ----------------------------------------------------------------------------------------
+# spectral in-context estimator (chapter 6)
+# ----------------------------------------------------------------------------------------
+
+#: Names of the built-in label preprocessings of :func:`spectral_predict`. Each acts on the
+#: labels standardized within the context, ``u_i = (y_i - mean(y)) / std(y)``.
+SPECTRAL_PREPROCESSINGS = ("tanh", "clip", "square")
+#: Level of the ``"clip"`` and ``"square"`` preprocessings (in units of the label std).
+SPECTRAL_CLIP = 3.0
+#: Default degree of the Hermite regression that fits the link of :func:`spectral_predict`.
+SPECTRAL_LINK_DEGREE = 4
+#: Largest batch of ``d x d`` matrices :func:`spectral_direction` agrees to hold, in bytes.
+MAX_SPECTRAL_BYTES = 1_000_000_000
+
+
+def _standardized_preprocess(name: str) -> Any:
+    """The function ``u -> T(u)`` of a built-in preprocessing (on standardized labels)."""
+    if name == "tanh":
+        return np.tanh
+    if name == "clip":
+        return lambda u: np.clip(u, -SPECTRAL_CLIP, SPECTRAL_CLIP)
+    return lambda u: np.minimum(u * u, SPECTRAL_CLIP**2)
+
+
+def _check_preprocess(preprocess: Any) -> Any:
+    """``None`` -> ``"tanh"``; a name of SPECTRAL_PREPROCESSINGS; or a callable."""
+    if preprocess is None:
+        return "tanh"
+    if isinstance(preprocess, str):
+        key = preprocess.strip().lower()
+        if key not in SPECTRAL_PREPROCESSINGS:
+            raise ValueError(
+                f"preprocess must be None, one of {SPECTRAL_PREPROCESSINGS} or a callable "
+                f"T(y); got {preprocess!r}"
+            )
+        return key
+    if callable(preprocess):
+        return preprocess
+    raise TypeError(
+        f"preprocess must be None, one of {SPECTRAL_PREPROCESSINGS} or a callable T(y); "
+        f"got {preprocess!r} of type {type(preprocess).__name__}"
+    )
+
+
+def spectral_preprocess(y: Any, preprocess: Any = None) -> np.ndarray:
+    r"""Label preprocessing :math:`T(y_i)` of the spectral estimator, context by context.
+
+    A built-in name acts on the labels standardized within each context (row),
+    :math:`u_i = (y_i - \bar y)/s_y` with the row mean :math:`\bar y` and standard
+    deviation :math:`s_y` (``ddof=0``; a constant row gives :math:`u = 0`):
+
+    - ``"tanh"`` (the default): :math:`T = \tanh(u)`, bounded, smooth and increasing;
+    - ``"clip"``: :math:`T = \max(-3, \min(u, 3))`;
+    - ``"square"``: :math:`T = \min(u^2, 9)`, an even function of the centered label.
+
+    A callable ``T`` is applied to the raw labels (for instance the optimal
+    preprocessing of :func:`lib.theory.optimal_preprocess`); it must return finite
+    values of the same shape.
+
+    Parameters
+    ----------
+    y : array_like, shape (n, ell)
+        Labels of ``n`` contexts.
+    preprocess : None, str or callable
+        As above.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, ell)
+
+    Used in: chapter 6 (beyond linear attention).
+    """
+    y = check_real("y", y)
+    if y.ndim != 2 or min(y.shape) < 1:
+        raise ValueError(f"y must have shape (n, ell) with n, ell >= 1; got shape {y.shape}")
+    pre = _check_preprocess(preprocess)
+    if callable(pre):
+        out = np.asarray(pre(y.copy()))
+        if out.shape != y.shape:
+            raise ValueError(
+                f"preprocess must return an array of the labels' shape {y.shape}; "
+                f"it returned shape {out.shape}"
+            )
+        if not (np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
+            raise ValueError(f"preprocess must return real numbers; it returned dtype {out.dtype}")
+        out = out.astype(float)
+        if not np.all(np.isfinite(out)):
+            raise ValueError("preprocess returned non-finite values (NaN or inf)")
+        return out
+    sd = y.std(axis=1, keepdims=True)
+    u = (y - y.mean(axis=1, keepdims=True)) / np.where(sd > 0.0, sd, 1.0)
+    return _standardized_preprocess(pre)(u)
+
+
+def spectral_direction(X: Any, y: Any, preprocess: Any = None) -> np.ndarray:
+    r"""Top eigenvector of the spectral matrix of each context, as a unit vector.
+
+    .. math::
+
+        \hat M = \frac1\ell \sum_{i=1}^{\ell} T(y_i)\,\big(d\, x_i x_i^\top - I_d\big),
+        \qquad \hat w = \text{unit top eigenvector of } \hat M .
+
+    Since :math:`\hat M = (d/\ell) X^\top \operatorname{diag}(T) X - \bar T I_d`, its
+    eigenvectors are those of :math:`X^\top \operatorname{diag}(T) X`, computed with one
+    batched :func:`numpy.linalg.eigh` per batch of contexts. An eigenvector is defined up
+    to its sign; the sign returned makes :math:`\sum_i y_i\, x_i^\top \hat w \ge 0`
+    (it points along the linear part of the teacher when there is one).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+        Context tokens.
+    y : array_like, shape (n, ell)
+        Context labels.
+    preprocess : None, str or callable
+        The label preprocessing :math:`T` (:func:`spectral_preprocess`; default
+        ``"tanh"``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+        Unit vectors :math:`\hat w / \|\hat w\|`.
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, or when a single ``d x d`` matrix (with the workspace of
+        ``eigh``, about ``24 d^2`` bytes) would exceed ``MAX_SPECTRAL_BYTES``.
+
+    Notes
+    -----
+    Cost ``O(ell d^2 + d^3)`` per context; contexts are processed in batches whose
+    temporaries stay below about ``BATCH_BYTES``.
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    X = check_real("X", X)
+    if X.ndim != 3 or min(X.shape) < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    n, ell, d = X.shape
+    y = check_real("y", y)
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    T = spectral_preprocess(y, preprocess)
+    per_context = 8 * (3 * d * d + ell * d)
+    if 8 * 3 * d * d > MAX_SPECTRAL_BYTES:
+        raise ValueError(
+            f"X: d = {d} needs about {8 * 3 * d * d / 1e9:.2f} GB per context for the d x d "
+            f"spectral matrix; at most {MAX_SPECTRAL_BYTES / 1e9:.2f} GB is allowed"
+        )
+    batch = max(1, BATCH_BYTES // per_context)
+    out = np.empty((n, d))
+    for start in range(0, n, batch):
+        sl = slice(start, min(n, start + batch))
+        A = np.matmul(np.swapaxes(X[sl] * T[sl][..., None], 1, 2), X[sl])  # X^T diag(T) X
+        vecs = np.linalg.eigh(A)[1][..., -1]  # eigenvalues ascending: the last is the top
+        proj = np.einsum("bld,bd->bl", X[sl], vecs)
+        sign = np.where(np.einsum("bl,bl->b", y[sl], proj) < 0.0, -1.0, 1.0)
+        out[sl] = vecs * sign[:, None]
+    return out
+
+
+def spectral_fit(
+    X: Any, y: Any, preprocess: Any = None, *, degree: int = SPECTRAL_LINK_DEGREE
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Direction and fitted Hermite link of the spectral estimator, context by context.
+
+    :math:`\hat w` from :func:`spectral_direction`, then the least-squares coefficients
+    :math:`b_0, \dots, b_D` of :math:`y_i \approx \sum_k b_k h_k(s_i)`,
+    :math:`s_i = \sqrt d\, x_i^\top \hat w`, over the context (normal equations,
+    batched over contexts; a pseudo-inverse gives the minimum-norm fit when the
+    projections are degenerate).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    preprocess : None, str or callable
+        As in :func:`spectral_preprocess`.
+    degree : int, keyword-only
+        :math:`D \ge 0`; ``ell >= degree + 1`` is required.
+
+    Returns
+    -------
+    w_hat : numpy.ndarray, shape (n, d)
+        Unit directions.
+    coef : numpy.ndarray, shape (n, degree + 1)
+        Hermite coefficients :math:`b_k` of the fitted link.
+
+    Used in: chapter 6.
+    """
+    from lib.hermite import hermite_functions
+
+    degree = check_int("degree", degree, low=0)
+    w_hat = spectral_direction(X, y, preprocess)
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    _, ell, d = X.shape
+    if ell < degree + 1:
+        raise ValueError(
+            f"degree = {degree} needs at least degree + 1 = {degree + 1} context tokens to "
+            f"fit the link; got ell = {ell}"
+        )
+    s = np.sqrt(d) * np.einsum("nld,nd->nl", X, w_hat)
+    H = np.moveaxis(hermite_functions(degree, s), 0, -1)  # (n, ell, D + 1)
+    gram = np.einsum("nlk,nlm->nkm", H, H)  # normal equations of the n small fits
+    # pseudo-inverse: a minimum-norm fit when the projections are degenerate
+    coef = np.einsum("nkm,nm->nk", np.linalg.pinv(gram), np.einsum("nlk,nl->nk", H, y))
+    return w_hat, coef
+
+
+def spectral_predict(
+    X: Any,
+    y: Any,
+    x_query: Any,
+    preprocess: Any = None,
+    link: Any = None,
+    *,
+    degree: int = SPECTRAL_LINK_DEGREE,
+) -> np.ndarray:
+    r"""Spectral in-context prediction: estimate the direction, then a 1-d link.
+
+    From each context, :func:`spectral_direction` gives the unit top eigenvector
+    :math:`\hat w` of :math:`\hat M = \frac1\ell\sum_i T(y_i)(d\,x_i x_i^\top - I_d)`.
+    With the projections :math:`s = \sqrt d\, x^\top \hat w` (which are
+    :math:`N(0, 1)` for a fresh token, like :math:`z = x^\top w`) the prediction is
+
+    .. math::
+
+        \hat y = g(s_{\ell+1}),
+
+    where :math:`g` is the given ``link`` or, by default, the least-squares fit
+    :math:`g(s) = \sum_{k=0}^{D} b_k h_k(s)` of :math:`y_i` on
+    :math:`h_0(s_i), \dots, h_D(s_i)` over the context tokens (a Hermite regression of
+    degree :math:`D` = ``degree``). With a given link the sign of :math:`\hat w` is
+    chosen, per context, to minimize :math:`\sum_i (y_i - g(s_i))^2`, which matters
+    when :math:`g` has an odd part; the fitted link absorbs the sign by itself.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+        Context tokens of ``n`` contexts.
+    y : array_like, shape (n, ell)
+        Context labels.
+    x_query : array_like, shape (n, d)
+        Query tokens.
+    preprocess : None, str or callable
+        Label preprocessing :math:`T` (:func:`spectral_preprocess`; default ``"tanh"``
+        of the standardized labels: bounded, as the asymptotic theory
+        :func:`lib.theory.spectral_overlap` requires, and increasing, so that large
+        labels weigh more, which is what the :math:`h_2` component calls for).
+    link : None or callable
+        The link :math:`g`, a vectorized function of :math:`s`; ``None`` fits it.
+    degree : int, keyword-only
+        Degree :math:`D \ge 0` of the fitted link (ignored when ``link`` is given);
+        ``ell`` must be at least ``degree + 1``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Predictions of the query labels.
+
+    Notes
+    -----
+    The fitted link uses the same tokens that determined :math:`\hat w`, whose
+    projections are not exactly Gaussian; chapter 6 measures the effect against the
+    oracle link :math:`\sum_k a_k c^k h_k(s)`.
+
+    Used in: chapter 6 (beyond linear attention).
+    """
+    from lib.hermite import hermite_functions
+
+    X, y, x_query = _check_contexts(X, y, x_query)
+    _, ell, d = X.shape
+    degree = check_int("degree", degree, low=0)
+    if link is not None and not callable(link):
+        raise TypeError(f"link must be None (fit it) or a callable g(s); got {link!r}")
+    if link is None and ell < degree + 1:
+        raise ValueError(
+            f"degree = {degree} needs at least degree + 1 = {degree + 1} context tokens to "
+            f"fit the link; got ell = {ell}"
+        )
+    if link is not None:
+        w_hat = spectral_direction(X, y, preprocess)
+        s = np.sqrt(d) * np.einsum("nld,nd->nl", X, w_hat)  # (n, ell)
+        s_q = np.sqrt(d) * np.einsum("nd,nd->n", x_query, w_hat)  # (n,)
+        g_plus = _apply_link(link, s)
+        g_minus = _apply_link(link, -s)
+        flip = np.sum((y - g_minus) ** 2, axis=1) < np.sum((y - g_plus) ** 2, axis=1)
+        return _apply_link(link, np.where(flip, -s_q, s_q))
+    w_hat, coef = spectral_fit(X, y, preprocess, degree=degree)
+    s_q = np.sqrt(d) * np.einsum("nd,nd->n", x_query, w_hat)
+    return np.einsum("nk,kn->n", coef, hermite_functions(degree, s_q))
+
+
+def spectral_test_error(
+    X: Any,
+    y: Any,
+    w: Any,
+    teacher: TeacherLike = None,
+    rho: float = 0.0,
+    preprocess: Any = None,
+    *,
+    degree: int = SPECTRAL_LINK_DEGREE,
+    return_cosine: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    r"""Exact test error of the fitted spectral predictor of each context, over fresh queries.
+
+    Given a context's :math:`\hat w` and fitted link :math:`g = \sum_k b_k h_k`
+    (:func:`spectral_fit`), a fresh query has :math:`z = x^\top w` and
+    :math:`s = \sqrt d\, x^\top \hat w` standard Gaussian with correlation
+    :math:`c = \hat w^\top w/\|w\|`; Mehler's formula gives
+    :math:`E[f(z) h_k(s)] = a_k c^k`, hence
+
+    .. math::
+
+        E\big(y_{\ell+1} - g(s)\big)^2
+        = \rho + E f^2 - 2 \sum_{k \le D} b_k a_k c^k + \sum_{k \le D} b_k^2 ,
+
+    with no Monte Carlo over the query.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    w : array_like, shape (n, d)
+        The task of each context (e.g. ``Contexts.w``), any nonzero norm.
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f` (its Hermite coefficients are computed with
+        :func:`lib.hermite.coefficients`).
+    rho : float
+        Label-noise variance (>= 0).
+    preprocess, degree
+        As in :func:`spectral_fit`.
+    return_cosine : bool, keyword-only
+        Also return the cosines :math:`c` (so that a simulation needs one fit, not two).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Per-context test errors; with ``return_cosine``, the tuple ``(errors, c)``.
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    from lib.hermite import coefficients, resolve_teacher, teacher_moments
+
+    rho = _check_rho(rho)
+    w_hat, coef = spectral_fit(X, y, preprocess, degree=degree)
+    w = check_real("w", w)
+    if w.shape != w_hat.shape:
+        raise ValueError(f"w must have shape (n, d) = {w_hat.shape}; got shape {w.shape}")
+    norms = np.linalg.norm(w, axis=1)
+    if np.any(norms == 0.0):
+        raise ValueError("w must not contain a zero row (a task vector of norm 0)")
+    c = np.einsum("nd,nd->n", w_hat, w) / norms
+    if isinstance(teacher, (list, tuple, np.ndarray)):
+        a = np.zeros(coef.shape[1])
+        given = np.asarray(teacher, dtype=float)[: a.size]
+        a[: given.size] = given
+    else:
+        a = coefficients(resolve_teacher(teacher), coef.shape[1] - 1)
+    ef2 = teacher_moments(teacher)[2]
+    powers = c[:, None] ** np.arange(coef.shape[1])[None, :]
+    err = rho + ef2 - 2.0 * np.einsum("nk,k,nk->n", coef, a, powers) + np.sum(coef**2, axis=1)
+    return (err, c) if return_cosine else err
+
+
+def _apply_link(link: Any, s: np.ndarray) -> np.ndarray:
+    """Evaluate a user link on an array and check its output."""
+    try:
+        out = np.asarray(link(s))
+    except Exception as exc:
+        raise ValueError(f"link raised {type(exc).__name__} when evaluated on an array: {exc}") from exc
+    if out.shape != s.shape:
+        raise ValueError(
+            f"link must be vectorized: given shape {s.shape} it returned shape {out.shape}"
+        )
+    out = out.astype(float)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("link returned non-finite values (NaN or inf)")
+    return out

@@ -38,7 +38,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from lib._checks import check_real
+from lib._checks import check_int, check_real
 
 __all__ = [
     "COLUMNS",
@@ -51,6 +51,17 @@ __all__ = [
     "gap",
     "extrapolate",
     "fit",
+    "OriginFit",
+    "VariantFits",
+    "GapFits",
+    "floored_se",
+    "slope_through_origin",
+    "extrapolate_summary",
+    "fits_for",
+    "gap_for",
+    "QuadraticFit",
+    "extrapolate_quadratic",
+    "point_label",
 ]
 
 #: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
@@ -389,8 +400,7 @@ def gap(
         If ``quantity`` or ``variants`` is invalid, a filter is ``variant``, or the two
         variants have no draw in common.
 
-    Used in: chapter 3 (how far a teacher sits above its Gaussian equivalent, h2 against
-    pure noise).
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     if quantity not in ("icl", "idg"):
         raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
@@ -458,7 +468,7 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     ``se`` are taken as absolute errors. With ``power=None`` the exponent ``b`` is fitted
     too (:func:`scipy.optimize.curve_fit`, starting from the ``b = 1`` fit), which tests
     whether ``1/d`` describes the data: ``b`` within a few ``b_se`` of 1 and an acceptable
-    ``p_value`` say it does. ``b`` is kept in :data:`B_BOUNDS`; a fit that ends on a bound
+    ``p_value`` say it does. ``b`` is kept in ``B_BOUNDS``; a fit that ends on a bound
     (or with ``b_se`` of order 1) means the data cannot pin the exponent down, and its
     ``e_inf`` should not be used.
 
@@ -495,7 +505,7 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     >>> round(fit.e_inf, 6), round(fit.c, 6)
     (1.0, 5.0)
 
-    Used in: chapters 2 and 3 (finite-size scaling of the simulations), Performance appendix.
+    Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     if power is not None:
         power = float(check_real("power", power, low=0.0, low_open=True))
@@ -577,3 +587,465 @@ def fit(
         raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
     summary = summarize(table(experiment, data_dir=data_dir, **filters))
     return summary, extrapolate(summary["d"], summary[quantity], summary[f"{quantity}_se"], power)
+
+
+class QuadraticFit(NamedTuple):
+    """Result of :func:`extrapolate_quadratic`: ``e(d) = e_inf + c/d + c2/d**2``.
+
+    Attributes
+    ----------
+    e_inf, e_inf_se : float
+        Intercept (the extrapolation to ``d = infinity``) and its standard error.
+    c, c_se : float
+        Coefficient of ``1/d`` and its standard error.
+    c2, c2_se : float
+        Coefficient of ``1/d**2`` and its standard error.
+    chi2 : float
+        Weighted sum of squared residuals.
+    dof : int
+        Degrees of freedom (points minus 3).
+    p_value : float
+        Probability of a chi-square at least ``chi2`` with ``dof`` degrees of freedom
+        (NaN when no standard errors were given).
+    """
+
+    e_inf: float
+    e_inf_se: float
+    c: float
+    c_se: float
+    c2: float
+    c2_se: float
+    chi2: float
+    dof: int
+    p_value: float
+
+
+def extrapolate_quadratic(d: Any, e: Any, se: Any = None) -> QuadraticFit:
+    r"""Fit ``e(d) = e_inf + c / d + c2 / d**2`` by weighted least squares.
+
+    The next order after :func:`extrapolate`: when the ``1/d`` law misses the smallest
+    dimensions, a ``1/d^2`` term tests whether the misfit is a higher-order finite-size
+    correction. The fit minimises
+
+    .. math::
+
+        \chi^2 = \sum_i \Big( \frac{e_i - e_\infty - c\, d_i^{-1} - c_2\, d_i^{-2}}
+        {\mathrm{se}_i} \Big)^2 ,
+
+    with standard errors from the diagonal of ``(J^T W J)^{-1}`` (``J = [1, 1/d, 1/d^2]``,
+    ``W = diag(se^{-2})``; the ``se`` are taken as absolute errors).
+
+    Parameters
+    ----------
+    d : array_like, shape (m,)
+        Dimensions (> 0), at least 3 distinct values and 4 points.
+    e : array_like, shape (m,)
+        Measured errors.
+    se : array_like, shape (m,), optional
+        Their standard errors (> 0). If None all points get equal weight, the error scale
+        is estimated from the residuals and ``p_value`` is NaN.
+
+    Returns
+    -------
+    QuadraticFit
+        ``e_inf, e_inf_se, c, c_se, c2, c2_se, chi2, dof, p_value``.
+
+    Raises
+    ------
+    ValueError
+        If the arrays do not match, contain non-finite values, ``d`` or ``se`` are not
+        positive, or there are too few points.
+
+    Examples
+    --------
+    >>> d = np.array([20.0, 40.0, 60.0, 100.0])
+    >>> q = extrapolate_quadratic(d, 1.0 + 2.0 / d + 30.0 / d**2, se=np.full(4, 1e-3))
+    >>> round(q.e_inf, 6), round(q.c, 6), round(q.c2, 6)
+    (1.0, 2.0, 30.0)
+
+    Used in: :doc:`learning curves </book/linear/learning_curves>`.
+    """
+    d, e, se = _check_fit_input(d, e, se, 3)
+    sigma = np.ones_like(e) if se is None else se
+    basis = np.column_stack([np.ones_like(d), 1.0 / d, 1.0 / d**2])
+    design = basis / sigma[:, None]
+    coef, *_ = np.linalg.lstsq(design, e / sigma, rcond=None)
+    cov = np.linalg.inv(design.T @ design)
+    resid = (e - basis @ coef) / sigma
+    chi2 = float(resid @ resid)
+    dof = int(d.size - 3)
+    if se is None:
+        cov = cov * (chi2 / dof)
+        p_value = float("nan")
+    else:
+        p_value = float(stats.chi2.sf(chi2, dof))
+    errs = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    return QuadraticFit(
+        e_inf=float(coef[0]),
+        e_inf_se=float(errs[0]),
+        c=float(coef[1]),
+        c_se=float(errs[1]),
+        c2=float(coef[2]),
+        c2_se=float(errs[2]),
+        chi2=chi2,
+        dof=dof,
+        p_value=p_value,
+    )
+
+
+def point_label(params: Mapping[str, Any]) -> str:
+    r"""LaTeX label ``$(\alpha, \kappa, \tau, \rho, \lambda)$`` of a parameter point.
+
+    Parameters
+    ----------
+    params : mapping
+        With the keys ``"alpha", "kappa", "tau", "rho", "lam"`` (numbers; ``kappa`` may be
+        ``inf``, printed as ``\infty``).
+
+    Returns
+    -------
+    str
+        For instance ``"$(1, 0.5, 2, 0.01, 0)$"``; numbers in ``%g`` format.
+
+    Raises
+    ------
+    ValueError
+        If a key is missing or a value is not a real number.
+
+    Examples
+    --------
+    >>> point_label(dict(alpha=2.0, kappa=float("inf"), tau=0.5, rho=0.1, lam=0.0))
+    '$(2, \\infty, 0.5, 0.1, 0)$'
+
+    Used in: :doc:`learning curves </book/linear/learning_curves>`.
+    """
+    keys = ("alpha", "kappa", "tau", "rho", "lam")
+    missing = [k for k in keys if k not in params]
+    if missing:
+        raise ValueError(f"params must have the keys {keys}; missing {missing}")
+    parts = []
+    for k in keys:
+        value = float(check_real(k, params[k], allow_inf=(k == "kappa")))
+        parts.append(r"\infty" if np.isinf(value) else f"{value:g}")
+    return "$(" + ", ".join(parts) + ")$"
+
+
+# ----------------------------------------------------------------------------------------
+# analysis helpers of chapter 3: fits per variant, paired gaps, fits through the origin
+# ----------------------------------------------------------------------------------------
+
+
+class OriginFit(NamedTuple):
+    """Result of :func:`slope_through_origin`: the fit ``g(d) = c / d``.
+
+    Attributes
+    ----------
+    c, c_se : float
+        The slope and its standard error.
+    chi2 : float
+        Weighted residual sum of squares.
+    dof : int
+        Number of points minus 1.
+    p_value : float
+        ``P(chi2_dof >= chi2)``; small values reject a gap that vanishes like ``c/d``.
+    """
+
+    c: float
+    c_se: float
+    chi2: float
+    dof: int
+    p_value: float
+
+
+class VariantFits(NamedTuple):
+    """Result of :func:`fits_for` for one variant.
+
+    Attributes
+    ----------
+    summary : dict of str to numpy.ndarray
+        Per-d means and standard errors (:func:`summarize`), only the d with enough draws.
+    fit : FiniteSizeFit
+        The ``e_inf + c/d`` fit.
+    free_fit : FiniteSizeFit or None
+        The ``e_inf + c/d**b`` fit, or None when there are too few d or it did not converge.
+    """
+
+    summary: dict
+    fit: FiniteSizeFit
+    free_fit: FiniteSizeFit | None
+
+
+class GapFits(NamedTuple):
+    """Result of :func:`gap_for`.
+
+    Attributes
+    ----------
+    gap : dict of str to numpy.ndarray
+        ``d``, ``gap``, ``gap_se`` (floored, see :func:`gap_for`), ``draws``.
+    fit : FiniteSizeFit
+        The fit ``gap_inf + c/d`` (does the gap vanish?).
+    origin : OriginFit
+        The fit ``c_Delta/d`` through the origin.
+    """
+
+    gap: dict
+    fit: FiniteSizeFit
+    origin: OriginFit
+
+
+def floored_se(se: Any, draws: Any, floor: Any) -> np.ndarray:
+    """Standard errors of a mean over draws, never below the Monte Carlo error.
+
+    .. math::
+
+        \\mathrm{se}' = \\sqrt{\\max(m\\,\\mathrm{se}^2,\\ v_{\\mathrm{MC}}) / m}
+
+    for ``m`` draws, where ``m se^2`` is the draw-to-draw variance and ``v_MC`` the
+    Monte Carlo variance of one draw (the ``floor``). With two or three draws the
+    sample variance can come out small by accident; the floor stops a point from
+    getting an absurd weight in a fit.
+
+    Parameters
+    ----------
+    se : array_like, shape (m_d,)
+        Standard errors of the per-d means (``>= 0``).
+    draws : array_like, shape (m_d,)
+        Number of draws behind each mean (``>= 1``).
+    floor : float or array_like, shape (m_d,)
+        Monte Carlo variance of a single draw at each d (``>= 0``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (m_d,)
+
+    Raises
+    ------
+    ValueError
+        If an argument is negative, not finite, or the shapes do not broadcast.
+
+    Used in: chapter 3 (standard errors of the paired gaps, :func:`gap_for`).
+    """
+    se = check_real("se", se, low=0.0)
+    m = check_real("draws", draws, low=1.0)
+    floor = check_real("floor", floor, low=0.0)
+    try:
+        se, m, floor = np.broadcast_arrays(se, m, floor)
+    except ValueError as exc:
+        raise ValueError(f"se, draws and floor must broadcast; got shapes {se.shape}, {m.shape}, {floor.shape}") from exc
+    return np.sqrt(np.maximum(se**2 * m, floor) / m)
+
+
+def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
+    """Weighted least-squares fit of ``gap(d) = c / d`` (a gap that vanishes at infinity).
+
+    .. math::
+
+        \\hat c = \\frac{\\sum_i g_i / (d_i \\mathrm{se}_i^2)}{\\sum_i 1/(d_i^2 \\mathrm{se}_i^2)},
+        \\qquad \\mathrm{se}(\\hat c) = \\Big(\\sum_i \\frac{1}{d_i^2\\,\\mathrm{se}_i^2}\\Big)^{-1/2},
+
+    with the ``se`` taken as absolute errors; the p-value is that of
+    :math:`\\chi^2 = \\sum_i ((g_i - \\hat c/d_i)/\\mathrm{se}_i)^2` with ``m - 1``
+    degrees of freedom.
+
+    Parameters
+    ----------
+    d : array_like, shape (m,)
+        Dimensions (``> 0``), at least two points.
+    gap : array_like, shape (m,)
+        Measured gaps.
+    se : array_like, shape (m,)
+        Their standard errors (``> 0``).
+
+    Returns
+    -------
+    OriginFit
+        ``(c, c_se, chi2, dof, p_value)``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, there are fewer than 2 points, or ``d``/``se`` are not positive.
+
+    Examples
+    --------
+    >>> d = np.array([50.0, 100.0, 200.0])
+    >>> round(slope_through_origin(d, 1.5 / d, np.full(3, 1e-3)).c, 6)
+    1.5
+
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
+    """
+    d = check_real("d", d, low=0.0, low_open=True)
+    g = check_real("gap", gap)
+    se = check_real("se", se, low=0.0, low_open=True)
+    if d.ndim != 1 or g.shape != d.shape or se.shape != d.shape:
+        raise ValueError(f"d, gap and se must be 1-D of one length; got {d.shape}, {g.shape}, {se.shape}")
+    if d.size < 2:
+        raise ValueError(f"slope_through_origin needs at least 2 points; got d = {d.tolist()}")
+    w = 1.0 / (d * se) ** 2
+    c = float(np.sum(w * g * d) / np.sum(w))
+    c_se = float(1.0 / math.sqrt(np.sum(w)))
+    resid = (g - c / d) / se
+    chi2 = float(resid @ resid)
+    dof = int(d.size - 1)
+    return OriginFit(c, c_se, chi2, dof, float(stats.chi2.sf(chi2, dof)))
+
+
+def extrapolate_summary(
+    summary: Mapping[str, Any], quantity: str = "icl", power: float | None = 1.0, d_min: float | None = None
+) -> FiniteSizeFit:
+    """:func:`extrapolate` applied to a summary, optionally without its smallest d.
+
+    Parameters
+    ----------
+    summary : dict
+        From :func:`summarize` (keys ``d``, ``icl``, ``icl_se``, ``idg``, ``idg_se``).
+    quantity : {"icl", "idg"}
+        Which error.
+    power : float or None
+        As in :func:`extrapolate`.
+    d_min : float, optional
+        Keep only the points with ``d >= d_min``.
+
+    Returns
+    -------
+    FiniteSizeFit
+
+    Raises
+    ------
+    ValueError
+        If ``quantity`` is invalid or too few points remain.
+
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
+    """
+    if quantity not in ("icl", "idg"):
+        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    d = np.asarray(summary["d"], dtype=float)
+    keep = np.ones(d.shape, bool) if d_min is None else d >= float(check_real("d_min", d_min))
+    e = np.asarray(summary[quantity], dtype=float)[keep]
+    se = np.asarray(summary[quantity + "_se"], dtype=float)[keep]
+    return extrapolate(d[keep], e, se, power=power)
+
+
+def _enough_draws(columns: dict[str, np.ndarray], min_draws: int) -> dict[str, np.ndarray]:
+    keep = columns["draws"] >= min_draws
+    return {k: np.asarray(v)[keep] for k, v in columns.items()}
+
+
+def fits_for(
+    experiment: str,
+    variants: Sequence[str],
+    quantity: str = "icl",
+    min_draws: int = 2,
+    data_dir: str | Path | None = None,
+    **filters: Any,
+) -> dict[str, VariantFits]:
+    """Summaries and finite-size fits of several variants of one configuration.
+
+    For each variant: ``summarize`` its rows (per-d means; standard errors from the
+    spread of the draws, floored by the Monte Carlo error, see :func:`summarize`), drop
+    the d with fewer than ``min_draws`` draws (a study that is still being extended may
+    hold a single draw at its largest d), and fit ``e_inf + c/d`` and, when at least
+    four d remain, ``e_inf + c/d**b``.
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name (see :func:`load`).
+    variants : sequence of str
+        Variant names, e.g. ``("teacher", "gaussian")``.
+    quantity : {"icl", "idg"}
+        Which error.
+    min_draws : int, default 2
+        Smallest number of draws for a d to enter the fits.
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files; None is the package's ``lib/data/``.
+    **filters
+        Select one configuration (without ``variant``), as in :func:`table`.
+
+    Returns
+    -------
+    dict of str to VariantFits
+        ``{variant: (summary, fit, free_fit)}``.
+
+    Raises
+    ------
+    ValueError
+        If ``quantity`` or ``min_draws`` is invalid, a filter is ``variant``, or too few
+        d remain for a fit.
+
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
+    """
+    if quantity not in ("icl", "idg"):
+        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    min_draws = int(check_int("min_draws", min_draws, low=1))
+    if "variant" in filters:
+        raise ValueError("fits_for takes the variants through `variants`, not a `variant` filter")
+    out = {}
+    for v in variants:
+        s = _enough_draws(summarize(table(experiment, data_dir=data_dir, variant=v, **filters)), min_draws)
+        fit1 = extrapolate_summary(s, quantity)
+        free = None
+        if s["d"].size >= 4:
+            try:
+                free = extrapolate_summary(s, quantity, power=None)
+            except ValueError:  # the free-exponent fit may not converge
+                free = None
+        out[v] = VariantFits(s, fit1, free)
+    return out
+
+
+def gap_for(
+    experiment: str,
+    variants: tuple[str, str],
+    quantity: str = "icl",
+    min_draws: int = 2,
+    data_dir: str | Path | None = None,
+    **filters: Any,
+) -> GapFits:
+    """Paired gap between two variants per d, with its two fits.
+
+    The gap ``e_a - e_b`` is averaged draw by draw (:func:`gap`); its standard error is
+    floored (:func:`floored_se`) by the sum of the two variants' Monte Carlo variances
+    at that d, :math:`\\overline{\\mathrm{se}_a^2} + \\overline{\\mathrm{se}_b^2}`
+    (conservative: the common random numbers make the true Monte Carlo error of the
+    difference smaller). The d with fewer than ``min_draws`` paired draws are dropped.
+    Two fits follow: ``gap_inf + c/d`` (:func:`extrapolate`: does the gap vanish?) and
+    ``c_Delta/d`` through the origin (:func:`slope_through_origin`).
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name.
+    variants : tuple of two str
+        ``(a, b)``.
+    quantity : {"icl", "idg"}
+        Which error.
+    min_draws : int, default 2
+        Smallest number of paired draws for a d to enter.
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files.
+    **filters
+        Select one configuration (without ``variant``).
+
+    Returns
+    -------
+    GapFits
+        ``(gap, fit, origin)``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`gap`, or if too few d remain.
+
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
+    """
+    min_draws = int(check_int("min_draws", min_draws, low=1))
+    g = gap(experiment, variants, quantity, data_dir=data_dir, **filters)
+    mc = np.zeros(g["d"].shape)
+    for v in variants:
+        t = table(experiment, data_dir=data_dir, variant=v, **filters)
+        mc += np.array([np.mean(t[quantity + "_se"][t["d"] == d] ** 2) for d in g["d"]])
+    g = dict(g, gap_se=floored_se(g["gap_se"], g["draws"], mc))
+    g = _enough_draws(g, min_draws)
+    fit1 = extrapolate(g["d"], g["gap"], g["gap_se"])
+    return GapFits(g, fit1, slope_through_origin(g["d"], g["gap"], g["gap_se"]))

@@ -42,13 +42,13 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from numpy.polynomial import hermite_e as _herme
 from scipy import integrate, special
 
-from lib._checks import check_callable, check_int, check_real
+from lib._checks import check_callable, check_int, check_real, check_scalar
 
 __all__ = [
     "MAX_DEGREE",
@@ -66,6 +66,9 @@ __all__ = [
     "resolve_teacher",
     "teacher_moments",
     "gaussian_equivalent",
+    "LabelMoments",
+    "label_moments",
+    "changing_degrees",
 ]
 
 #: Largest degree accepted by the numerical routines (accuracy is tested up to here).
@@ -146,7 +149,7 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
         For a non-integer or negative ``degree`` or non-real / non-finite ``z``; a
         ``ValueError`` naming ``z`` if a value overflows (``|z|`` astronomically large).
 
-    Used in: chapter 1 (Hermite basics).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     degree = check_int("degree", degree, low=0)
     zz = _check_z(z)
@@ -177,7 +180,7 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     --------
     ``h_2(z) = (z^2 - 1) / sqrt(2)``, ``h_3(z) = (z^3 - 3 z) / sqrt(6)``.
 
-    Used in: chapter 1 (Hermite basics).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     m = check_int("m", m, low=0)
     return hermite_functions(m, z)[m]
@@ -292,6 +295,12 @@ def _gaussian_integrals(f: Callable, degree: int) -> tuple[np.ndarray, float]:
 
 
 def _check_f(f: Any) -> Callable:
+    """A callable link; a string names a catalogue link (:func:`get_link`), as everywhere."""
+    if isinstance(f, str):
+        try:
+            return get_link(f)
+        except ValueError:
+            raise ValueError(f"f must be a callable or a link name, one of {sorted(LINKS)}; got {f!r}") from None
     return check_callable("f", f)
 
 
@@ -317,10 +326,11 @@ def coefficients(f: Callable, degree: int) -> np.ndarray:
 
     Parameters
     ----------
-    f : callable
+    f : callable or str
         Vectorized real function: ``f(z)`` for ``z`` of shape ``(n,)`` returns shape
         ``(n,)``; booleans are read as 0/1. Must be finite and square-integrable under
-        the Gaussian weight.
+        the Gaussian weight. A string names a link of :data:`LINKS` (``"relu"``), as
+        in every function of the library that takes a link.
     degree : int
         Highest index, ``0 <= degree <= MAX_DEGREE``.
 
@@ -336,7 +346,9 @@ def coefficients(f: Callable, degree: int) -> np.ndarray:
         If ``f`` returns non-finite values or the wrong shape, or is not
         square-integrable (``exp(z^2)``, ``1/z``); if ``degree`` is out of range.
 
-    Used in: chapter 1 (Hermite basics); every chapter through :func:`teacher_moments`.
+    Used in: :doc:`Hermite basics </book/hermite/basics>`,
+    :doc:`beyond linear attention </book/beyond/spectral>`.
+    Through other functions of ``lib``: every chapter.
     """
     f = _check_f(f)
     degree = _check_degree(degree)
@@ -357,7 +369,7 @@ def second_moment(f: Callable) -> float:
     -------
     float
 
-    Used in: chapter 1 (Hermite basics); chapter 3 (effective noise).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     f = _check_f(f)
     if isinstance(f, Link):
@@ -404,7 +416,8 @@ def remainder(f: Callable) -> "Link":
         A callable :class:`Link` named ``"<name>_perp"``; its coefficients are those of
         ``f`` with ``a_1`` set to zero (closed form if ``f`` is a catalogue link).
 
-    Used in: chapter 1 (Hermite basics); chapter 3 (the equivalence theorem).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     f = _check_f(f)
     parent = f if isinstance(f, Link) else Link(getattr(f, "__name__", "f"), f, r"$f$")
@@ -448,8 +461,7 @@ def partial_sum(coeffs: Any, z: Any) -> np.ndarray:
     -------
     numpy.ndarray, shape (...)
 
-    Used in: chapter 1 (Hermite basics); :func:`resolve_teacher` for coefficient-array
-    teachers.
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     a = check_real("coeffs", coeffs)
     if a.ndim != 1 or a.size == 0:
@@ -491,7 +503,7 @@ def partial_sum_errors(f: Callable, degree: int) -> np.ndarray:
     numpy.ndarray, shape (degree + 1,)
         ``epsilon_0, ..., epsilon_degree`` (non-increasing).
 
-    Used in: chapter 1 (Hermite basics: how fast partial sums converge).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     f = _check_f(f)
     degree = _check_degree(degree)
@@ -538,7 +550,8 @@ class Link:
     ``second_moment`` use the closed forms when given, otherwise they are computed
     numerically once and cached.
 
-    Used in: every chapter (the teacher catalogue).
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    Through other functions of ``lib``: every chapter.
     """
 
     name: str
@@ -700,7 +713,12 @@ def get_link(name: str) -> Link:
     ValueError
         If ``name`` is not in :data:`LINKS`; the message lists the names.
 
-    Used in: every chapter.
+    Used in: :doc:`Hermite basics </book/hermite/basics>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`.
+    Through other functions of ``lib``: every chapter.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string naming a link; got {name!r}")
@@ -742,7 +760,8 @@ def resolve_teacher(teacher: Any = None) -> Callable[[np.ndarray], np.ndarray]:
     TypeError
         For any other type. ``ValueError`` for an unknown name or a bad array.
 
-    Used in: every chapter (the samplers call it).
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    Through other functions of ``lib``: every chapter.
     """
     if teacher is None:
         return LINKS["linear"]
@@ -781,8 +800,12 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     -------
     (a0, a1, ef2) : tuple of float
 
-    Used in: chapter 1 (effective-noise table); chapters 3-5 (the theory of nonlinear
-    teachers).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`,
+    :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     a = _as_coefficient_array(teacher) if not isinstance(teacher, str) else None
     if a is not None:
@@ -822,9 +845,10 @@ def gaussian_equivalent(teacher: Any, rho: float) -> tuple[Link, float]:
     rho_eq : float
         Its noise variance (a rounding error below 1e-12 is clipped to zero).
 
-    Used in: chapter 3 (the equivalence theorem); chapters 4-5 (simulation checks).
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    rho = float(check_real("rho", rho, low=0.0))
+    rho = check_scalar("rho", rho, low=0.0)
     a0, a1, ef2 = teacher_moments(teacher)
     extra = ef2 - a0**2 - a1**2
     if -1e-12 * max(1.0, ef2) < extra < 0.0:
@@ -846,3 +870,140 @@ def gaussian_equivalent(teacher: Any, rho: float) -> tuple[Link, float]:
         closed_second_moment=a0**2 + a1**2,
     )
     return g, rho + extra
+
+
+class LabelMoments(NamedTuple):
+    """The four label moments of :func:`label_moments` (all floats).
+
+    Attributes
+    ----------
+    eyz : float
+        :math:`E[y z] = a_1`.
+    ey2 : float
+        :math:`E[y^2] = E[f^2] + \\rho`.
+    ey2z2 : float
+        :math:`E[y^2 z^2] = E[f^2 z^2] + \\rho`.
+    ey4 : float
+        :math:`E[y^4] = E[f^4] + 6\\rho E[f^2] + 3\\rho^2`.
+    """
+
+    eyz: float
+    ey2: float
+    ey2z2: float
+    ey4: float
+
+
+def label_moments(teacher: Any, rho: float) -> LabelMoments:
+    """Moments of the labels ``y = f(z) + sqrt(rho) eps`` that set finite-size effects.
+
+    For :math:`z, \\varepsilon \\sim \\mathcal N(0, 1)` independent,
+
+    .. math::
+
+        E[yz] = a_1, \\quad E[y^2] = E[f^2] + \\rho, \\quad
+        E[y^2 z^2] = E[f^2 z^2] + \\rho, \\quad
+        E[y^4] = E[f^4] + 6\\rho\\,E[f^2] + 3\\rho^2 .
+
+    The first two are all the equivalence theorem keeps; :math:`E[y^2 z^2]` (how the
+    label variance grows along the task) and :math:`E[y^4]` (the tails of the labels)
+    set the fluctuations of :math:`S/\\ell` and :math:`q` and the finite-size gap to the
+    Gaussian-equivalent teacher. Gaussian integrals are computed by the adaptive
+    quadrature of :func:`second_moment` (closed forms where the link has them).
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or array_like
+        The link ``f``, as in :func:`resolve_teacher`.
+    rho : float
+        Label-noise variance, ``rho >= 0``.
+
+    Returns
+    -------
+    LabelMoments
+        ``(eyz, ey2, ey2z2, ey4)``, floats.
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` is negative or not finite, or the teacher is invalid.
+
+    Examples
+    --------
+    >>> m = label_moments("linear", 0.0)  # y = z: E[z^2 z^2] = 3, E[z^4] = 3
+    >>> [round(v, 8) for v in m]
+    [1.0, 1.0, 3.0, 3.0]
+
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`.
+    """
+    rho = float(check_real("rho", rho, low=0.0))
+    f = resolve_teacher(teacher)
+    ef2 = second_moment(f)
+    ef2z2 = second_moment(lambda z: f(z) * np.asarray(z, dtype=float))
+    ef4 = second_moment(lambda z: f(z) ** 2)
+    return LabelMoments(
+        eyz=linear_coefficient(f),
+        ey2=ef2 + rho,
+        ey2z2=ef2z2 + rho,
+        ey4=ef4 + 6.0 * rho * ef2 + 3.0 * rho**2,
+    )
+
+
+def changing_degrees(
+    f: Callable, max_degree: int, min_degree: int = 10, tol: float = 1e-14
+) -> np.ndarray:
+    r"""Degrees at which the partial-sum error of ``f`` actually changes.
+
+    The error :math:`r_D = \|f - \Pi_D f\|` of the partial sum
+    :math:`\Pi_D f = \sum_{m \le D} a_m h_m` drops at degree ``D`` only when
+    :math:`a_D \ne 0`: for an odd link :math:`r_{2k} = r_{2k-1}`, for an even one
+    :math:`r_{2k+1} = r_{2k}`. A fit of the decay of :math:`r_D` against ``D``
+    should use one point per step, so this returns the mask of the degrees
+    ``min_degree <= D <= max_degree`` with :math:`|a_D| > \mathrm{tol}`.
+
+    Parameters
+    ----------
+    f : callable or Link
+        The link (``Link`` objects use their closed-form coefficients).
+    max_degree : int
+        Largest degree ``D`` (``0 <= max_degree <= MAX_DEGREE``).
+    min_degree : int, optional
+        Smallest degree kept (``0 <= min_degree <= max_degree``; default 10).
+    tol : float, optional
+        Coefficients with ``|a_D| <= tol`` count as zero (>= 0; default 1e-14).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (max_degree + 1,)
+        ``mask[D]`` is true when ``D`` is in range and :math:`|a_D| > \mathrm{tol}`.
+
+    Raises
+    ------
+    ValueError
+        If a degree is out of range or ``tol`` is negative.
+
+    Examples
+    --------
+    >>> mask = changing_degrees(get_link("sign"), 15, min_degree=10)
+    >>> np.flatnonzero(mask).tolist()
+    [11, 13, 15]
+
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
+    """
+    max_degree = check_int("max_degree", max_degree, low=0)
+    if max_degree > MAX_DEGREE:
+        raise ValueError(
+            f"max_degree must be an integer in [0, {MAX_DEGREE}]; got {max_degree}"
+        )
+    min_degree = check_int("min_degree", min_degree, low=0)
+    if min_degree > max_degree:
+        raise ValueError(
+            f"min_degree must be <= max_degree = {max_degree}; got {min_degree}"
+        )
+    tol = float(check_real("tol", tol, low=0.0))
+    if isinstance(f, Link):
+        coeffs = f.coefficients(max_degree)
+    else:
+        coeffs = coefficients(_check_f(f), max_degree)
+    degrees = np.arange(max_degree + 1)
+    return (degrees >= min_degree) & (np.abs(coeffs) > tol)

@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Union
 
 import numpy as np
 
-from lib._checks import as_rng, check_int, check_real
+from lib._checks import as_rng, check_int, check_memory, check_real
 
 __all__ = [
     "Contexts",
@@ -100,10 +100,22 @@ class FeatureBatch(NamedTuple):
 
 
 def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """Turn ``teacher`` into a vectorized callable through :func:`lib.hermite.resolve_teacher`."""
-    from lib.hermite import resolve_teacher  # imported lazily: hermite is a sibling module
+    """Turn ``teacher`` into a vectorized callable through :func:`lib.hermite.resolve_teacher`.
 
-    return resolve_teacher(teacher)
+    A user's callable is first probed as the theory probes it (``lib.hermite._probe``:
+    finite values, the right shape, and :math:`f(z)^2\varphi(z)` decaying in the tails),
+    so that a teacher the theory refuses as not square-integrable (``exp(z**2)``) is
+    refused by the samplers too, before anything is drawn.
+    """
+    from lib.hermite import Link, _probe, resolve_teacher  # lazily: hermite is a sibling
+
+    f = resolve_teacher(teacher)
+    if not isinstance(f, Link) and (callable(teacher) or teacher is f):
+        try:
+            _probe(f)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"teacher: {exc}") from exc
+    return f
 
 
 def _check_rho(rho: Any) -> float:
@@ -148,7 +160,7 @@ def _apply_teacher(f: Callable, z: np.ndarray) -> np.ndarray:
             "teacher must be a vectorized function returning an array of the same shape as "
             f"its input; given input of shape {z.shape} it returned shape {out.shape}"
         )
-    if not (np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
+    if not (out.dtype == bool or np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
         raise ValueError(f"teacher must return real numbers; it returned dtype {out.dtype}")
     out = out.astype(float, copy=False)
     if np.may_share_memory(out, z):
@@ -173,6 +185,27 @@ def _pick_tasks(n: int, d: int, tasks: np.ndarray | None, rng: np.random.Generat
     if tasks is None:
         return sample_tasks(n, d, rng)
     return tasks[rng.integers(tasks.shape[0], size=n)]
+
+
+def contexts_peak_bytes(n: int, d: int, ell: int) -> float:
+    """Estimated peak memory of :func:`sample_contexts`, in bytes.
+
+    The ``n x ell x d`` tokens, about five ``n x ell`` arrays (pre-activations, labels,
+    noise) and three ``n x d`` ones (tasks, query tokens).
+    """
+    return 8.0 * (float(n) * ell * d + 5.0 * n * ell + 3.0 * n * d)
+
+
+def features_peak_bytes(n: int, d: int, ell: int, method: str = "sufficient", batch_size: int | None = None) -> float:
+    """Estimated peak memory of :func:`sample_features`, in bytes.
+
+    The outputs (``8 n (2d + 2)`` bytes) plus one batch's temporaries (about
+    ``BATCH_BYTES``; see ``_default_batch_size``).
+    """
+    if batch_size is None:
+        batch_size = _default_batch_size(d, ell, method)
+    per_context = 8.0 * (5 * ell + 6 * d) + (8.0 * ell * d if method == "direct" else 0.0)
+    return 8.0 * n * (2 * d + 2) + min(n, batch_size) * per_context
 
 
 def _default_batch_size(d: int, ell: int, method: str) -> int:
@@ -214,6 +247,7 @@ def sample_tokens(n: int, d: int, rng: Any = None) -> np.ndarray:
     """
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
+    check_memory(f"sample_tokens(n={n}, d={d})", 8.0 * n * d, "n and d (an n x d array)")
     x = as_rng(rng).standard_normal((n, d))
     x *= 1.0 / np.sqrt(d)
     return x
@@ -240,10 +274,12 @@ def sample_tasks(k: int, d: int, rng: Any = None) -> np.ndarray:
 
     Notes
     -----
-    Used in: chapter 2 (linear ICL review), chapter 3 (task diversity).
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     k = check_int("k", k, low=1)
     d = check_int("d", d, low=1)
+    check_memory(f"sample_tasks(k={k}, d={d})", 16.0 * k * d, "k and d (a k x d array)")
     w = as_rng(rng).standard_normal((k, d))
     w *= (np.sqrt(d) / np.linalg.norm(w, axis=1))[:, None]
     return w
@@ -275,17 +311,20 @@ def sample_task_set(d: int, kappa: Any, rng: Any = None) -> np.ndarray | None:
 
     Notes
     -----
-    Used in: chapter 3 (task diversity), chapter 5 (nonlinear teachers).
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`learning curves </book/linear/learning_curves>`.
     """
     d = check_int("d", d, low=1)
     kappa = float(check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True))
     if np.isinf(kappa):
         return None
+    check_memory(f"sample_task_set(d={d}, kappa={kappa:g})", 16.0 * kappa * d * d,
+                 f"kappa (k = kappa d = {kappa * d:.3g} tasks of dimension d = {d}; kappa = inf needs no task set)")
     k = int(round(kappa * d))
     if k < 1:
         raise ValueError(
             f"kappa = {kappa!r} gives k = round(kappa * d) = round({kappa * d:g}) = 0 tasks at "
-            f"d = {d}; kappa must be at least {0.5 / d:g} here"
+            f"d = {d}; kappa must be at least 1/d = {1.0 / d:g} here"
         )
     return sample_tasks(k, d, rng)
 
@@ -317,7 +356,7 @@ def sample_labels(z: Any, teacher: TeacherLike = None, rho: float = 0.0, rng: An
 
     Notes
     -----
-    Used in: chapter 1 (Hermite expansions), chapter 5 (nonlinear teachers).
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     z = check_real("z", z)
     rho = _check_rho(rho)
@@ -369,13 +408,17 @@ def sample_contexts(
     Memory ``O(n ell d)``: meant for small ``n`` (tests, baselines, pictures). Use
     :func:`sample_features` for pretraining sets.
 
-    Used in: chapter 2 (linear ICL review), chapter 3 (baselines: ridge and dMMSE).
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
     ell = check_int("ell", ell, low=1)
     tasks = _check_tasks(tasks, d)
     rho = _check_rho(rho)
+    check_memory(f"sample_contexts(n={n}, d={d}, ell={ell})", contexts_peak_bytes(n, d, ell),
+                 "n, ell and d (the n x ell x d context tokens; use sample_features for large n)")
     f = _resolve(teacher)
     rng = as_rng(rng)
 
@@ -406,7 +449,8 @@ def context_features(X: Any, y: Any) -> np.ndarray:
 
     Notes
     -----
-    Used in: chapter 2 (linear ICL review: the reduced model ``y_hat = <Gamma, H_Z>``).
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     X = check_real("X", X)
     y = check_real("y", y)
@@ -525,7 +569,9 @@ def sample_features(
     distribution does not. At ``d = 200``, ``ell = 400``, ``n = 80,000`` the sufficient
     sampler takes about 2 s of CPU time (see bench/).
 
-    Used in: chapter 2 (linear ICL review), chapters 3-5 (every pretraining simulation).
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`.
+    Through other functions of ``lib``: every chapter.
     """
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
@@ -537,6 +583,8 @@ def sample_features(
         batch_size = _default_batch_size(d, ell, method)
     else:
         batch_size = check_int("batch_size", batch_size, low=1)
+    check_memory(f"sample_features(n={n}, d={d}, ell={ell})", features_peak_bytes(n, d, ell, method, batch_size),
+                 "n and d (outputs of n x (2d + 2) numbers)")
     f = _resolve(teacher)
     rng = as_rng(rng)
 
@@ -579,7 +627,7 @@ def feature_matrix(queries: Any, features: Any) -> np.ndarray:
 
     Notes
     -----
-    Used in: chapter 2 (linear ICL review: the reduced model).
+    Used in: :doc:`the model </book/linear/model>`.
     """
     queries = check_real("queries", queries)
     features = check_real("features", features)

@@ -22,19 +22,26 @@ Every function is vectorized: the parameters broadcast against each other like n
 arrays; all-scalar input gives a Python ``float``, array input an ``ndarray`` of the
 broadcast shape.
 
-Used in: chapters 2-5.
+Used in: :doc:`Hermite basics </book/hermite/basics>`,
+:doc:`the model </book/linear/model>`,
+:doc:`learning curves </book/linear/learning_curves>`,
+:doc:`the equivalence theorem </book/equivalence/theorem>`,
+:doc:`testing the equivalence </book/equivalence/verification>`,
+:doc:`finite pretraining data </book/regimes/finite_data>`,
+:doc:`task diversity </book/regimes/task_diversity>`,
+:doc:`beyond linear attention </book/beyond/spectral>`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import elementwise
 
-from lib._checks import check_real
-from lib.hermite import teacher_moments
+from lib._checks import check_broadcast, check_real
+from lib.hermite import gaussian_equivalent, label_moments, teacher_moments
 
 __all__ = [
     "M_kappa",
@@ -50,8 +57,21 @@ __all__ = [
     "nonlinear_idg_error",
     "nonlinear_optimal_lambda",
     "transition_kappa",
+    "pure_noise_error_integral",
+    "GapEstimate",
+    "gap_estimate",
+    "kappa_inf_floor",
+    "kappa_inf_ridgeless_error",
+    "kappa_inf_optimal_lambda",
+    "context_ridge_error",
+    "gaussian_equivalent_ridge",
     "A1_ZERO_RTOL",
     "A1_ZERO_ATOL",
+    "spectral_overlap",
+    "spectral_threshold",
+    "spectral_error",
+    "optimal_preprocess",
+    "weak_recovery_threshold",
 ]
 
 #: Relative tolerance of the root of the ridge equation (Chandrupatla's method stops
@@ -77,13 +97,49 @@ def _out(value: np.ndarray) -> float | np.ndarray:
     return float(value) if value.ndim == 0 else value
 
 
-def _check_params(alpha: Any, kappa: Any, tau: Any, rho: Any) -> tuple[np.ndarray, ...]:
-    """Validate the four model parameters; kappa may be +inf."""
+#: Supported range of :math:`x^* = (1+\rho)/\alpha`: the ridgeless formulas are evaluated
+#: in cancellation-free forms up to here (beyond it :math:`x^*` overflows).
+X_MAX = 1e305
+#: Supported range of the ridge formula (:math:`\lambda > 0`): :math:`x^* \le` ``RIDGE_MAX``,
+#: so that :math:`M_\kappa'(x^* + \varepsilon) \approx -1/(x^*+\varepsilon)^2` does not
+#: underflow while it still matters (it multiplies :math:`x^*`); :math:`\lambda \le` ``X_MAX``.
+RIDGE_MAX = 1e150
+
+
+def _check_params(
+    alpha: Any, kappa: Any, tau: Any, rho: Any, lam: Any = None, *, lam_low_open: bool = False
+) -> tuple[np.ndarray, ...]:
+    r"""Validate the model parameters (and ``lam`` if given); kappa may be +inf.
+
+    Also checks that they broadcast together (naming the first two that do not, in the
+    order of the call) and that :math:`x^* = (1+\rho)/\alpha` and :math:`\lambda` are
+    inside the supported ranges ``X_MAX`` and ``RIDGE_MAX``.
+    """
     alpha = check_real("alpha", alpha, low=0.0, low_open=True)
     kappa = check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
     tau = check_real("tau", tau, low=0.0, low_open=True)
     rho = check_real("rho", rho, low=0.0)
-    return alpha, kappa, tau, rho
+    named = [("alpha", alpha), ("kappa", kappa), ("tau", tau), ("rho", rho)]
+    if lam is not None:
+        lam = check_real("lam", lam, low=0.0, low_open=lam_low_open)
+        named.append(("lam", lam))
+    check_broadcast(*named)
+    with np.errstate(over="ignore"):
+        x = (1.0 + rho) / alpha
+    ridge = np.zeros((), bool) if lam is None else lam > 0.0
+    xmax = np.where(ridge, RIDGE_MAX, X_MAX)
+    if np.any(x > xmax):
+        i = np.unravel_index(np.argmax(x / xmax), np.broadcast_shapes(x.shape, xmax.shape))
+        xi, ai, ri, mi = (float(np.broadcast_to(v, xmax.shape if xmax.ndim else x.shape)[i])
+                          if np.ndim(v) else float(v) for v in (x, alpha, rho, xmax))
+        raise ValueError(
+            f"alpha = {ai:g} and rho = {ri:g} give x* = (1 + rho)/alpha = {xi:.3g}, outside the "
+            f"supported range x* <= {mi:g}{' of the ridge formula (lam > 0)' if mi < X_MAX else ''}; "
+            f"alpha must be at least (1 + rho)/{mi:g} = {(1.0 + ri) / mi:.3g} here"
+        )
+    if lam is not None and np.any(lam > X_MAX):
+        raise ValueError(f"lam must be <= {X_MAX:g} (the supported range of the ridge formula); got {lam.max():g}")
+    return (alpha, kappa, tau, rho) if lam is None else (alpha, kappa, tau, rho, lam)
 
 
 def _check_lam(lam: Any) -> np.ndarray:
@@ -113,9 +169,16 @@ def _dmp(x: np.ndarray, ik: np.ndarray) -> np.ndarray:
     return -0.5 * m * m * (1.0 + (x + 1.0 + ik) / s)
 
 
+#: Smallest task diversity evaluated: a smaller :math:`\kappa` is evaluated at this one.
+#: The formulas are smooth in :math:`\kappa` with corrections of order :math:`\kappa` as
+#: :math:`\kappa \to 0` (already at 1e-20 the errors agree with this value to rounding),
+#: and :math:`1/\kappa \le 10^{100}` keeps products such as :math:`S/\kappa` finite.
+KAPPA_MIN = 1e-100
+
+
 def _inv(kappa: np.ndarray) -> np.ndarray:
-    """1/kappa with 1/inf = 0 (numpy does this without a warning)."""
-    return 1.0 / kappa
+    """1/kappa with 1/inf = 0 (numpy does this without a warning), capped at 1/KAPPA_MIN."""
+    return 1.0 / np.maximum(kappa, KAPPA_MIN)
 
 
 # --------------------------------------------------------------------------------------
@@ -156,10 +219,12 @@ def M_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
     TypeError, ValueError
         For non-numbers, NaN, :math:`x \le 0`, :math:`x = \infty` or :math:`\kappa \le 0`.
 
-    Used in: chapters 2-5.
+    Used in: :doc:`learning curves </book/linear/learning_curves>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
     x = check_real("x", x, low=0.0, low_open=True)
     kappa = check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    check_broadcast(("x", x), ("kappa", kappa))
     return _out(_mp(x, _inv(kappa)))
 
 
@@ -188,6 +253,7 @@ def dM_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
     """
     x = check_real("x", x, low=0.0, low_open=True)
     kappa = check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    check_broadcast(("x", x), ("kappa", kappa))
     return _out(_dmp(x, _inv(kappa)))
 
 
@@ -195,42 +261,90 @@ def dM_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
 # linear teacher: ridgeless
 # --------------------------------------------------------------------------------------
 def _icl_ridgeless_below(x, ik, tau, rho):
-    r"""Ridgeless ICL error for tau < 1 (arrays of one shape)."""
-    mu = x * _mp(x, ik * tau)  # mu* = x* M_{kappa/tau}(x*)
-    bracket = 1.0 - tau * (1.0 - mu) ** 2 - (1.0 - rho / x) * mu
-    return tau * (1.0 + x) / (1.0 - tau) * bracket - 2.0 * tau * (1.0 - mu) + 1.0 + rho
+    r"""Ridgeless ICL error for tau < 1 (arrays of one shape).
+
+    With :math:`T = 1 - \mu^*` computed without cancellation (:func:`_one_minus_nu_m`
+    at :math:`\kappa/\tau`), the bracket of the formula is
+    :math:`1 - \tau T^2 - (1 - \rho/x^*)(1 - T) = T(1 - \tau T) + \rho\mu^*/x^*`: a sum of
+    non-negative terms, so that large :math:`x^*` (tiny :math:`\alpha`), where
+    :math:`T \approx 1/x^*`, loses no digits.
+    """
+    ikt = ik * tau
+    S = _mp(x, ikt)
+    T = _one_minus_nu_m(S, ikt)  # 1 - mu*
+    bracket = T * (1.0 - tau * T) + rho * S  # rho mu*/x* = rho M
+    return tau / (1.0 - tau) * ((1.0 + x) * bracket) - 2.0 * tau * T + 1.0 + rho
 
 
 def _icl_ridgeless_above(x, ik, tau, rho):
-    r"""Ridgeless ICL error for tau > 1 (arrays of one shape)."""
+    r"""Ridgeless ICL error for tau > 1 (arrays of one shape).
+
+    The published form adds terms of order :math:`x^{*2} m^*` and :math:`x^*` that cancel
+    for large :math:`x^*`. With :math:`u = x^* m^*`, :math:`T = 1 - u`
+    (:func:`_one_minus_nu_m`) and :math:`t = 1/(\tau - 1)` it equals (expand and use
+    :math:`t(\tau - 1) = 1`)
+
+    .. math::
+
+        e = x^*\big[(k^* - 1)u^2 + T(t u + T)\big] + (k^* - t)u^2 + (1+\rho)t u
+            + \rho m^* t + \rho ,
+
+    where :math:`x^* T \to 1` and :math:`x^*(k^* - 1) \to 0` as :math:`x^* \to \infty`:
+    the limit :math:`\alpha \to 0` is :math:`(1+\rho)\tau/(\tau-1)`.
+    """
     m = _mp(x, ik)
+    T = _one_minus_nu_m(m, ik)  # 1 - u, accurate when u is near 1
+    u = x * m  # accurate when u is small
     # kappa (m/(kappa+m))^2 = (m^2/kappa)/(1 + m/kappa)^2: no inf*0 at kappa = inf.
     q = ik * m * m / (1.0 + ik * m) ** 2
     kstar = 1.0 / (1.0 - q)
+    km1 = q / (1.0 - q)  # k* - 1 without cancellation
     t1 = 1.0 / (tau - 1.0)
     return (
-        (kstar - t1) * (1.0 + x) * (x * m) ** 2
-        + (3.0 - 2.0 * tau) * t1 * m * x * x
-        + ((1.0 + rho) * m * t1 + 1.0) * x
+        x * (km1 * u * u) + (x * T) * (t1 * u + T)
+        + (kstar - t1) * u * u
+        + (1.0 + rho) * t1 * u
         + rho * m * t1
         + rho
     )
 
 
 def _idg_ridgeless_below(x, ik, tau, rho):
-    r"""Ridgeless IDG error for tau < 1 (arrays of one shape)."""
-    mu = x * _mp(x, ik * tau)
-    eps = (1.0 - tau) * x / (tau * mu)
-    # kappa/(1 + kappa eps/(1-tau))^2 = (1/kappa)/(1/kappa + eps/(1-tau))^2.
-    c = 1.0 / (1.0 - ik / (ik + eps / (1.0 - tau)) ** 2)
-    num = rho + x - 2.0 * x * (1.0 - tau) * (x / eps + 1.0)
-    return tau * ((x + eps) ** 2 / eps + num / (1.0 - tau - c * (1.0 - tau) ** 2))
+    r"""Ridgeless IDG error for tau < 1 (arrays of one shape).
+
+    With :math:`s = 1 - \tau`, :math:`T = 1 - \mu^*` and :math:`\delta = c - 1`, the
+    terms of order :math:`x^*` of the formula cancel exactly; what is left is
+
+    .. math::
+
+        e = \tau\Big[x^* T\Big(\frac{1+s}{s} + \frac{s}{\tau\mu^*}\Big)
+            + \frac{\rho}{s\tau}
+            + \frac{\delta\,(\rho - x^* + 2\tau x^* T)}{\tau(\tau - \delta s)}\Big],
+
+    which is evaluated instead (no cancellation for large :math:`x^*`).
+    """
+    ikt = ik * tau
+    S = _mp(x, ikt)
+    T = _one_minus_nu_m(S, ikt)  # 1 - mu*, accurate when mu* is near 1
+    mu = x * S  # mu*, accurate when it is small
+    s = 1.0 - tau
+    with np.errstate(over="ignore"):  # huge 1/(tau S) (x* near X_MAX) gives q = 0
+        r = 1.0 / (tau * S)  # eps/(1 - tau) = x*/(tau mu*), eps = (1 - tau) x*/(tau mu*)
+        # c = 1/(1 - q), q = kappa/(1 + kappa eps/(1-tau))^2 = (1/kappa)/(1/kappa + r)^2.
+        q = (ik / (ik + r)) / (ik + r)
+    delta = q / (1.0 - q)  # c - 1
+    num = rho - x + 2.0 * tau * (x * T)
+    return tau * (
+        (x * T) * ((1.0 + s) / s + s / (tau * mu))
+        + rho / (s * tau)
+        + delta * num / (tau * (tau - delta * s))
+    )
 
 
 def _idg_ridgeless_above(x, ik, tau, rho):
-    r"""Ridgeless IDG error for tau > 1 (arrays of one shape)."""
+    r"""Ridgeless IDG error for tau > 1 (arrays of one shape); :math:`1 - x^*m^* = T`."""
     m = _mp(x, ik)
-    return tau * (rho + x * (1.0 - x * m)) / (tau - 1.0)
+    return tau * (rho + x * _one_minus_nu_m(m, ik)) / (tau - 1.0)
 
 
 # --------------------------------------------------------------------------------------
@@ -316,7 +430,8 @@ def _ridge_root(x, ik, tau, lam):
     below = tau < 1.0
     lo[below] = np.maximum(lo[below], 0.5 * (1.0 - tau[below]) * x[below] / tau[below])
     above = tau > 1.0
-    hi[above] = np.minimum(hi[above], lam[above] * (tau[above] + 1.0) / (tau[above] - 1.0))
+    with np.errstate(over="ignore"):  # inf (huge lam, tau near 1) leaves the other bound
+        hi[above] = np.minimum(hi[above], lam[above] * ((tau[above] + 1.0) / (tau[above] - 1.0)))
     # In exact arithmetic g(lo) > 0 > g(hi). Where rounding cannot tell an endpoint
     # from the root (g computes to <= 0 at lo, or >= 0 at hi; e.g. lam huge and
     # tau > 1, where the root is lam(1 + O(1/lam))), that endpoint is the root to working
@@ -346,16 +461,54 @@ def _ridge_root(x, ik, tau, lam):
 
 
 def _icl_ridge(x, ik, tau, rho, lam):
-    """Ridge ICL error (1-d arrays of one shape, lam > 0)."""
+    r"""Ridge ICL error (1-d arrays of one shape, lam > 0).
+
+    Every combination of :math:`S = M_\kappa(\nu)` and :math:`S' = M_\kappa'(\nu)` in
+    the formula is a moment of the Marchenko-Pastur law :math:`\mu` (mean 1), e.g.
+    :math:`1 - 2\nu S - \nu^2 S' = \int r^2/(r+\nu)^2\,d\mu(r)`, which the published
+    form computes as a difference of numbers of order 1 (all digits lost when
+    :math:`\nu = x^* + \varepsilon` is large: huge :math:`\lambda`, tiny
+    :math:`\alpha`). They are evaluated here in closed forms that are sums and products
+    of positive terms. With :math:`g = 1 + S/\kappa`, :math:`q_2 = -S'`:
+
+    * :math:`T = \int r/(r+\nu) = 1 - \nu S = S/g`;
+    * :math:`U = \int r/(r+\nu)^2 = -T' = q_2/g^2`;
+    * :math:`a = \int r^2/(r+\nu)^2 = U\,[(1 + 1/\kappa)/g + (1/\kappa - 1) S/(\kappa g)]`
+      (from :math:`1 - \nu T = S(1 + 1/\kappa + S/\kappa^2)/g^2`, differentiated);
+    * :math:`S + \varepsilon S' = \int (r + x^*)/(r+\nu)^2 = U + x^* q_2`;
+    * :math:`1 - \tau - 2\varepsilon S - \varepsilon^2 S' = W - \tau` with
+      :math:`W = \int ((r+x^*)/(r+\nu))^2 = a + 2x^* U + x^{*2} q_2`, evaluated as
+      :math:`(1 - \tau) - (1 - W)` with :math:`1 - W = \varepsilon(2U + (x^* + \nu) q_2)`
+      where :math:`W \ge 1/2` (at :math:`\tau = 1` the root is tiny and :math:`W \approx 1`);
+    * :math:`\nu T - \varepsilon a = \int r(\nu^2 + x^* r)/(r+\nu)^2 = \nu^2 U + x^* a`.
+
+    Then :math:`c = (\rho + \nu^2 U + x^* a)/(W - \tau)` and
+    :math:`e = (1+x^*)(a - c(U + x^* q_2)) - 2T + 1 + \rho
+    = \nu^2 q_2 + x^* a - (1 + x^*)\,c\,(U + x^* q_2) + \rho`, using
+    :math:`1 - 2T + a = \int (\nu/(r+\nu))^2\,d\mu = \nu^2 q_2` (no cancellation for
+    small :math:`x^*`, i.e. long contexts, either). It tends to :math:`1 + \rho` (the
+    zero predictor) as :math:`\lambda \to \infty`.
+    """
     eps = _ridge_root(x, ik, tau, lam)
     nu = x + eps
     S = _mp(nu, ik)
-    Sp = _dmp(nu, ik)
-    T = _one_minus_nu_m(S, ik)  # 1 - nu S without cancellation
-    nSp, eSp = nu * Sp, eps * Sp  # grouped so that nothing overflows
-    a = 1.0 - 2.0 * nu * S - nu * nSp  # 1 - 2 nu S - nu^2 S'
-    c = (rho + nu * T - eps * a) / ((1.0 - tau) - 2.0 * eps * S - eps * eSp)
-    return (1.0 + x) * (a - c * (S + eSp)) - 2.0 * T + 1.0 + rho
+    # q2 = -M'(nu) = S^2 fac (see _dmp); nu^2 q2 = (nu S)^2 fac does not underflow for huge nu
+    fac = 0.5 * (1.0 + (nu + 1.0 + ik) / np.hypot(nu + 1.0 - ik, 2.0 * np.sqrt(nu) * np.sqrt(ik)))
+    q2 = S * S * fac
+    nu2q2 = (nu * S) ** 2 * fac
+    g = 1.0 + ik * S
+    T = S / g  # 1 - nu S
+    U = q2 / g / g
+    a = U * ((1.0 + ik) / g + (ik - 1.0) * (ik * S / g))
+    P = U + x * q2  # S + eps S'
+    W = a + 2.0 * x * U + x * (x * q2)
+    # W - tau, with 1 - W = eps (2U + (x* + nu) q2) where W is near 1 (tau near 1 and a
+    # tiny root: there 1 - tau is exact and W - tau would cancel)
+    one_minus_W = eps * (2.0 * U + (x + nu) * q2)
+    denom = np.where(W >= 0.5, (1.0 - tau) - one_minus_W, W - tau)
+    c = (rho + nu2q2 / g / g + x * a) / denom  # nu^2 U = nu^2 q2 / g^2
+    # 1 - 2T + a = int (nu/(r + nu))^2 = nu^2 q2: no cancellation for small x* either
+    return nu2q2 + x * a - (1.0 + x) * (c * P) + rho
 
 
 def ridge_epsilon(
@@ -390,8 +543,7 @@ def ridge_epsilon(
 
     Used in: chapter 4 (ridge pretraining).
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
-    lam = check_real("lam", lam, low=0.0, low_open=True)
+    alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam, lam_low_open=True)
     x, ik, tau, lam = np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, lam)
     shape = x.shape
     eps = _ridge_root(*(np.array(a, dtype=float).ravel() for a in (x, ik, tau, lam)))
@@ -473,17 +625,25 @@ def icl_error(
     ValueError
         If a parameter is NaN or out of range (the message names it):
         :math:`\alpha, \kappa, \tau > 0`, :math:`\rho, \lambda \ge 0`, only
-        :math:`\kappa` may be infinite.
+        :math:`\kappa` may be infinite; if the parameters do not broadcast together
+        (the message names the first two that clash, in the order of the call); or
+        outside the supported range: :math:`x^* = (1+\rho)/\alpha \le 10^{305}`
+        (``X_MAX``), and for :math:`\lambda > 0` :math:`x^* \le 10^{150}` (``RIDGE_MAX``)
+        and :math:`\lambda \le 10^{305}`. Inside it every regime (huge :math:`\lambda`,
+        tiny :math:`\alpha`, tiny :math:`\kappa`, tiny roots near :math:`\tau = 1`) is
+        evaluated in cancellation-free forms, checked by ``tests/test_theory_properties.py``.
 
     Notes
     -----
     The ridge branch solves all the root equations at once, so a 400-point curve costs
     a few milliseconds (``bench/bench_theory.py``).
 
-    Used in: chapters 2-5.
+    Used in: :doc:`the model </book/linear/model>`,
+    :doc:`learning curves </book/linear/learning_curves>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
-    lam = _check_lam(lam)
+    alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam)
     x, ik, tau, rho, lam = (
         np.array(a, dtype=float)
         for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho, lam)
@@ -545,7 +705,7 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
     TypeError, ValueError
         As :func:`icl_error`.
 
-    Used in: chapters 2-5 (chapter 3: the task-diversity transition).
+    Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
     x, ik, tau, rho = (
@@ -585,12 +745,15 @@ def icl_limit(alpha: ArrayLike, rho: ArrayLike) -> float | np.ndarray:
     float or numpy.ndarray
         Broadcast shape.
 
-    Used in: chapters 2-3.
+    Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     alpha = check_real("alpha", alpha, low=0.0, low_open=True)
     rho = check_real("rho", rho, low=0.0)
-    x = (1.0 + rho) / alpha
-    return _out(rho + x / (1.0 + x))
+    check_broadcast(("alpha", alpha), ("rho", rho))
+    with np.errstate(over="ignore"):
+        x = (1.0 + rho) / alpha
+    # x/(1 + x) = 1/(1 + 1/x): the limit 1 for x = inf (alpha -> 0) without inf/inf
+    return _out(rho + 1.0 / (1.0 + 1.0 / x))
 
 
 def optimal_lambda(
@@ -652,11 +815,19 @@ def optimal_lambda(
     from :math:`\lambda = 0`), while for small :math:`\kappa` (0.2, 0.5) it stays
     positive as :math:`\tau \to \infty` (shrinking the memorized task set helps).
 
-    Used in: chapter 4 (regularization and the double-descent peak).
+    Used in: :doc:`learning curves </book/linear/learning_curves>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
+    if isinstance(lam_bounds, (str, bytes)) or np.ndim(lam_bounds) != 1 or len(lam_bounds) != 2:
+        raise TypeError(
+            f"lam_bounds must be a pair (lam_lo, lam_hi) with 0 < lam_lo < lam_hi; got {lam_bounds!r}"
+        )
     lo = float(check_real("lam_bounds[0]", lam_bounds[0], low=0.0, low_open=True))
     hi = float(check_real("lam_bounds[1]", lam_bounds[1], low=lo, low_open=True))
+    if hi > X_MAX:
+        raise ValueError(f"lam_bounds[1] must be <= {X_MAX:g}; got {hi!r}")
     shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)
     x, ik, tau, rho = (
         np.array(a, dtype=float).ravel()
@@ -748,7 +919,12 @@ def effective_noise(teacher: Any, rho: ArrayLike) -> float | np.ndarray:
     float or numpy.ndarray
         :math:`\rho_{nl}`, shape of ``rho``.
 
-    Used in: chapters 1 and 5.
+    Used in: :doc:`Hermite basics </book/hermite/basics>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`,
+    :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     rho = check_real("rho", rho, low=0.0)
     _, a1, ef2 = _moments(teacher)
@@ -814,12 +990,14 @@ def pure_noise_error(
     float or numpy.ndarray
         Broadcast shape; a float for scalar input.
 
-    Used in: chapter 5 (teachers with :math:`a_1 = 0`, e.g. :math:`h_2`).
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
     rho_nl = check_real("rho_nl", rho_nl, low=0.0)
     alpha = check_real("alpha", alpha, low=0.0, low_open=True)
     tau = check_real("tau", tau, low=0.0, low_open=True)
     lam = _check_lam(lam)
+    check_broadcast(("rho_nl", rho_nl), ("alpha", alpha), ("tau", tau), ("lam", lam))
     rho_nl, alpha, tau, lam = (np.array(a, dtype=float) for a in np.broadcast_arrays(rho_nl, alpha, tau, lam))
     out = np.zeros(rho_nl.shape)
     peak = (rho_nl > 0.0) & (lam == 0.0) & (tau == 1.0)
@@ -877,10 +1055,13 @@ def nonlinear_icl_error(
     float or numpy.ndarray
         Broadcast shape; a float for scalar input.
 
-    Used in: chapter 5.
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`,
+    :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`,
+    :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
-    lam = _check_lam(lam)
+    alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam)
     _, a1, ef2 = _moments(teacher)
     rho_nl = _rho_nl(rho, a1, ef2)
     if _a1_is_zero(a1, ef2):
@@ -917,7 +1098,9 @@ def nonlinear_idg_error(
     float or numpy.ndarray
         Broadcast shape; a float for scalar input.
 
-    Used in: chapter 5.
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
+    :doc:`testing the equivalence </book/equivalence/verification>`,
+    :doc:`task diversity </book/regimes/task_diversity>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
     _, a1, ef2 = _moments(teacher)
@@ -964,7 +1147,8 @@ def nonlinear_optimal_lambda(
     lam_star, e_star : float or numpy.ndarray
         Broadcast shape; floats for scalar input.
 
-    Used in: chapter 4 (finite pretraining data: the best ridge for a nonlinear teacher).
+    Used in: :doc:`finite pretraining data </book/regimes/finite_data>`,
+    :doc:`task diversity </book/regimes/task_diversity>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
     _, a1, ef2 = _moments(teacher)
@@ -1038,7 +1222,7 @@ def transition_kappa(
         contexts with little data), or the error does not fall through the level
         inside :math:`[10^{-4}, 10^4]`.
 
-    Used in: chapter 5 (task diversity: location and width of the transition).
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
     from scipy.optimize import brentq
 
@@ -1075,3 +1259,764 @@ def transition_kappa(
             f"lam = {lam:g}: {why}; pass missing='nan' to get nan instead"
         )
     return float(10.0 ** brentq(g, grid[down[-1]], grid[down[-1] + 1], xtol=1e-12))
+
+
+def pure_noise_error_integral(rho_nl: float, alpha: float, tau: float, lam: float) -> float:
+    r"""The pure-noise ridge risk as an integral over the Marchenko-Pastur law.
+
+    .. math::
+
+        e = \rho_{nl}\Big[1 + \frac1\tau \int \frac{s}{(s + \zeta_0)^2}\, dF(s)\Big],
+        \qquad \zeta_0 = \frac{\lambda\alpha}{\rho_{nl}},
+
+    with :math:`F` the Marchenko-Pastur law of ratio :math:`p/n = 1/\tau`: density
+    :math:`\sqrt{(s_+ - s)(s - s_-)}/(2\pi s/\tau)` on :math:`[s_-, s_+]`,
+    :math:`s_\pm = (1 \pm \tau^{-1/2})^2`, plus an atom at 0 of mass
+    :math:`1 - \tau` when :math:`\tau < 1` (which does not contribute). The integral is
+    computed by adaptive quadrature (:func:`scipy.integrate.quad`). It is the
+    definition that :func:`pure_noise_error` evaluates in closed form, and serves as an
+    independent check of it; ``lam > 0`` is required (the ridgeless limit at
+    :math:`\tau < 1` is a limit, not this integral at :math:`\lambda = 0`).
+
+    Parameters
+    ----------
+    rho_nl : float
+        Effective noise, ``> 0``.
+    alpha : float
+        Context length per dimension, ``> 0``.
+    tau : float
+        Pretraining contexts per parameter, ``> 0``.
+    lam : float
+        Ridge strength, ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If an argument is not a positive finite number.
+
+    Used in: chapter 3 (the exercise on the pure-noise risk; tests of
+    :func:`pure_noise_error`).
+    """
+    from scipy.integrate import quad
+
+    vals = {"rho_nl": rho_nl, "alpha": alpha, "tau": tau, "lam": lam}
+    r, a, t, lm = (float(check_real(k, v, low=0.0, low_open=True)) for k, v in vals.items())
+    ratio, zeta0 = 1.0 / t, lm * a / r
+    lo, hi = (1.0 - np.sqrt(ratio)) ** 2, (1.0 + np.sqrt(ratio)) ** 2
+
+    def integrand(s: float) -> float:
+        density = np.sqrt(max((hi - s) * (s - lo), 0.0)) / (2.0 * np.pi * ratio * s)
+        return s / (s + zeta0) ** 2 * density
+
+    integral, _ = quad(integrand, lo, hi, limit=200, epsabs=1e-13, epsrel=1e-11)
+    return float(r * (1.0 + ratio * integral))
+
+
+class GapEstimate(NamedTuple):
+    """Result of :func:`gap_estimate` (all floats).
+
+    Attributes
+    ----------
+    c_delta : float
+        Estimated slope :math:`c_\\Delta = c_{het} + c_{tail}` of the gap :math:`c_\\Delta/d`.
+    c_het, c_tail : float
+        Its heteroscedastic and heavy-tail parts.
+    delta_ey2z2, delta_ey4 : float
+        Teacher minus twin: :math:`\\delta E[y^2 z^2]` and :math:`\\delta E[y^4]`.
+    """
+
+    c_delta: float
+    c_het: float
+    c_tail: float
+    delta_ey2z2: float
+    delta_ey4: float
+
+
+def gap_estimate(
+    teacher: Any,
+    rho: float,
+    alpha: float,
+    tau: float,
+    twin: Any = None,
+    rho_twin: float | None = None,
+) -> GapEstimate:
+    r"""Leading-order estimate of the finite-size gap between a teacher and a twin.
+
+    The twin has the same :math:`E[y^2]` as the teacher (by default its
+    Gaussian-equivalent linear teacher, :func:`lib.hermite.gaussian_equivalent`). The
+    gap :math:`\Delta(d) = e_f(d) - e_g(d)` of ridgeless linear attention at
+    :math:`\tau > 1` is estimated as :math:`c_\Delta/d` with
+
+    .. math::
+
+        c_\Delta = \frac{1}{\tau - 1}\Big[\Big(1 - \frac2\tau\Big)\,\delta E[y^2 z^2]
+        + \frac{\delta E[y^4]}{\tau\,\alpha\,E[y^2]}\Big],
+
+    :math:`\delta` the teacher's moment minus the twin's (:func:`lib.hermite.label_moments`).
+    The first term is the heteroscedastic part (label variance growing along the task,
+    weighted by the leverage factor :math:`1 - 2/\tau`), the second the heavy-tail part
+    (random row scales of the design). It is a heuristic of the book, derived for
+    :math:`a_1 = 0`, not a theorem.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or array_like
+        The link ``f`` (as in :func:`lib.hermite.resolve_teacher`).
+    rho : float
+        Its label-noise variance, ``>= 0``.
+    alpha : float
+        Context length per dimension, ``> 0``.
+    tau : float
+        Pretraining contexts per parameter, ``> 1``.
+    twin : teacher, optional
+        The comparison teacher; default the Gaussian equivalent of ``teacher``.
+    rho_twin : float, optional
+        Its noise; required with ``twin``, ignored without it.
+
+    Returns
+    -------
+    GapEstimate
+        ``(c_delta, c_het, c_tail, delta_ey2z2, delta_ey4)``.
+
+    Raises
+    ------
+    ValueError
+        If ``tau <= 1``, ``alpha <= 0``, a noise is negative, or ``twin`` is given
+        without ``rho_twin``.
+
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
+    """
+    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
+    tau = float(check_real("tau", tau, low=1.0, low_open=True))
+    if twin is None:
+        twin, rho_twin = gaussian_equivalent(teacher, rho)
+    elif rho_twin is None:
+        raise ValueError("gap_estimate: give rho_twin, the noise of the twin teacher")
+    mf, mg = label_moments(teacher, rho), label_moments(twin, rho_twin)
+    d_het, d_tail = mf.ey2z2 - mg.ey2z2, mf.ey4 - mg.ey4
+    c_het = (1.0 - 2.0 / tau) * d_het / (tau - 1.0)
+    c_tail = d_tail / (tau * alpha * mf.ey2) / (tau - 1.0)
+    return GapEstimate(float(c_het + c_tail), float(c_het), float(c_tail), float(d_het), float(d_tail))
+
+
+# --------------------------------------------------------------------------------------
+# kappa = infinity closed forms (chapter 4) and the context-ridge baselines (chapter 5)
+# --------------------------------------------------------------------------------------
+def _check_a1_rho_nl(a1: Any, rho_nl: Any) -> tuple[np.ndarray, np.ndarray]:
+    a1 = check_real("a1", a1)
+    rho_nl = check_real("rho_nl", rho_nl, low=0.0)
+    return a1, rho_nl
+
+
+def kappa_inf_floor(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike) -> tuple[Any, Any]:
+    r"""The explained part :math:`B` and the floor :math:`E_\infty` of the ridgeless error at :math:`\kappa = \infty`.
+
+    .. math::
+
+        B = \frac{\alpha a_1^4}{(1+\alpha)\,a_1^2 + \rho_{nl}}, \qquad
+        E_\infty = a_1^2 + \rho_{nl} - B
+          = \rho_{nl} + \frac{a_1^2 (a_1^2 + \rho_{nl})}{(1+\alpha) a_1^2 + \rho_{nl}} .
+
+    :math:`a_1^2 + \rho_{nl} = E[y^2]` is the label variance, :math:`B` the part of it
+    that the best :math:`\Gamma` explains, and :math:`E_\infty` the
+    :math:`\tau \to \infty` limit of the ridgeless ICL error. :math:`a_1 = 0` gives
+    :math:`B = 0`, :math:`E_\infty = \rho_{nl}`.
+
+    Parameters
+    ----------
+    a1 : float or array_like
+        Linear Hermite coefficient :math:`a_1` (any sign).
+    rho_nl : float or array_like
+        Effective noise :math:`\rho_{nl} \ge 0` (:func:`effective_noise`).
+    alpha : float or array_like
+        Context length per dimension, :math:`\alpha > 0`.
+
+    Returns
+    -------
+    B, E_inf : float or numpy.ndarray
+        Broadcast shape (floats for scalar input). ``a1 = rho_nl = 0`` gives 0, 0.
+
+    Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
+    """
+    a1, rho_nl = _check_a1_rho_nl(a1, rho_nl)
+    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+    a1, rho_nl, alpha = (np.array(v, dtype=float) for v in np.broadcast_arrays(a1, rho_nl, alpha))
+    s = a1 * a1
+    den = (1.0 + alpha) * s + rho_nl
+    B = np.divide(alpha * s * s, den, out=np.zeros_like(den), where=den > 0)
+    return _out(B), _out(s + rho_nl - B)
+
+
+def kappa_inf_ridgeless_error(
+    a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike
+) -> float | np.ndarray:
+    r"""Closed form of the ridgeless ICL (= IDG) error at :math:`\kappa = \infty`.
+
+    .. math::
+
+        e(\tau) = \begin{cases}
+          E_\infty/(1-\tau) + B\,(1-\tau), & \tau < 1,\\
+          E_\infty\,\tau/(\tau-1), & \tau > 1,
+        \end{cases}
+
+    with :math:`B, E_\infty` from :func:`kappa_inf_floor`, and ``inf`` at
+    :math:`\tau = 1` (unless :math:`E_\infty = 0`). It equals
+    :func:`nonlinear_icl_error` at :math:`\kappa = \infty`, :math:`\lambda = 0`, for
+    any teacher with these :math:`a_1` and :math:`\rho_{nl}` (``tests/test_ch45_helpers.py``
+    checks it to 1e-10 against the general formulas).
+
+    Parameters
+    ----------
+    a1, rho_nl, alpha : float or array_like
+        As in :func:`kappa_inf_floor`.
+    tau : float or array_like
+        Pretraining contexts per parameter, :math:`\tau > 0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast shape; a float for scalar input.
+
+    Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
+    """
+    tau = check_real("tau", tau, low=0.0, low_open=True)
+    B, E = (np.asarray(v) for v in kappa_inf_floor(a1, rho_nl, alpha))
+    B, E, tau = (np.array(v, dtype=float) for v in np.broadcast_arrays(B, E, tau))
+    out = np.full(tau.shape, np.inf)
+    lo, hi = tau < 1.0, tau > 1.0
+    out[lo] = E[lo] / (1.0 - tau[lo]) + B[lo] * (1.0 - tau[lo])
+    out[hi] = E[hi] * tau[hi] / (tau[hi] - 1.0)
+    out[(tau == 1.0) & (E == 0.0)] = 0.0
+    return _out(out)
+
+
+def kappa_inf_optimal_lambda(
+    a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike
+) -> float | np.ndarray:
+    r"""The optimal ridge at :math:`\kappa = \infty` in closed form.
+
+    .. math::
+
+        \lambda^* = \frac{E_\infty}{\tau}
+          \left(\frac{(1+\alpha)\,a_1^2 + \rho_{nl}}{\alpha\, a_1^2}\right)^2 ,
+
+    with :math:`E_\infty` from :func:`kappa_inf_floor`: the residual variance over
+    the squared norm of the best :math:`\Gamma` per parameter, divided by :math:`\tau`.
+    It agrees with the numerical minimizer :func:`nonlinear_optimal_lambda` at
+    :math:`\kappa = \infty` (to its optimizer tolerance, about 1e-6 relative; checked in
+    ``tests/test_ch45_helpers.py``). ``inf`` when :math:`a_1 = 0`.
+
+    Parameters
+    ----------
+    a1, rho_nl, alpha, tau : float or array_like
+        As in :func:`kappa_inf_ridgeless_error`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\lambda^*`, broadcast shape.
+
+    Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
+    """
+    tau = check_real("tau", tau, low=0.0, low_open=True)
+    _, E = kappa_inf_floor(a1, rho_nl, alpha)
+    a1, rho_nl = _check_a1_rho_nl(a1, rho_nl)
+    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+    s = np.asarray(a1, dtype=float) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = ((1.0 + alpha) * s + rho_nl) / (alpha * s)
+        out = np.where(s > 0, E * ratio**2 / tau, np.inf)
+    return _out(np.asarray(out, dtype=float))
+
+
+def context_ridge_error(
+    teacher: Any, alpha: ArrayLike, rho: ArrayLike, ridge: ArrayLike, *, intercept: bool = False
+) -> float | np.ndarray:
+    r"""Asymptotic test error of ridge regression on one context (a query-affine baseline).
+
+    The predictor, with :math:`X` the :math:`\ell \times d` context tokens and
+    :math:`v_0` the intercept (:math:`v_0 = a_0` if ``intercept`` else 0), is
+
+    .. math::
+
+        \hat y = v_0 + x_{\ell+1}^\top (X^\top X + r I)^{-1} X^\top (y - v_0),
+
+    and in the limit :math:`d, \ell \to \infty`, :math:`\ell = \alpha d` its error on a
+    fresh task is
+
+    .. math::
+
+        e = s^2 + \frac{1}{\alpha^2}\Big[-a_1^2 r^2 M'_\alpha(r/\alpha)
+            + s^2\big(\alpha M_\alpha(r/\alpha) + r M'_\alpha(r/\alpha)\big)\Big],
+        \qquad s^2 = \rho_{nl} - 2 v_0 a_0 + v_0^2 ,
+
+    where :math:`M_\alpha` is :func:`M_kappa` at :math:`\kappa = \alpha` (the tokens'
+    Gram matrix :math:`X^\top X` is :math:`\alpha` times a sample covariance of
+    :math:`\alpha d` standard Gaussian vectors) and :math:`s^2` is the second moment of
+    the part of :math:`y - v_0` that is not :math:`a_1 z` (label noise, :math:`a_0 - v_0` and
+    the higher Hermite modes, which act on the fit like noise: the Gaussian-equivalence
+    assumption). Derivation: :math:`e = s^2 + \frac1d E\|v - \hat v\|^2` with
+    :math:`v = a_1 w` (Stein's lemma removes the cross term), and
+    :math:`\hat v - v = -r(A + r)^{-1}v + (A + r)^{-1}X^\top\eta`, :math:`A = X^\top X`.
+
+    At :math:`r = s^2/a_1^2` the two :math:`M'` terms cancel and
+    :math:`e = s^2 + (s^2/\alpha)\, M_\alpha(r/\alpha)`: this is the Bayes error of the
+    Gaussian-equivalent teacher :math:`y = v_0 + a_1 z + N(0, s^2)`, the smallest error
+    of this family of predictors. The linear teacher with :math:`r = \rho` gives the
+    Bayes-optimal error :math:`\rho + (\rho/\alpha) M_\alpha(\rho/\alpha)`.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f` (:func:`lib.hermite.teacher_moments`).
+    alpha : float or array_like
+        Context length per dimension (> 0).
+    rho : float or array_like
+        Label-noise variance (>= 0).
+    ridge : float or array_like
+        Ridge :math:`r > 0` of the context regression.
+    intercept : bool, keyword-only
+        Subtract and add back the teacher's mean :math:`a_0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast shape; a float for scalar input.
+
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
+    """
+    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+    rho = check_real("rho", rho, low=0.0)
+    ridge = check_real("ridge", ridge, low=0.0, low_open=True)
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise TypeError(f"intercept must be True or False; got {intercept!r}")
+    a0, a1, ef2 = _moments(teacher)
+    c = a0 if intercept else 0.0
+    s2 = _rho_nl(rho, a1, ef2) - 2.0 * c * a0 + c * c
+    x = ridge / alpha
+    m, dm = np.asarray(M_kappa(x, alpha)), np.asarray(dM_kappa(x, alpha))
+    e = s2 + (-(a1 * a1) * ridge**2 * dm + s2 * (alpha * m + ridge * dm)) / alpha**2
+    return _out(np.asarray(e, dtype=float))
+
+
+def gaussian_equivalent_ridge(teacher: Any, rho: ArrayLike, *, intercept: bool = True) -> tuple[Any, Any]:
+    r"""Intercept and ridge of the Bayes predictor of a teacher's Gaussian-equivalent twin.
+
+    The twin of :math:`f` keeps its mean and linear part and replaces the rest by noise:
+    :math:`y = c + a_1 z + N(0, s^2)`. With ``intercept=True``, :math:`c = a_0` and
+    :math:`s^2 = \rho_{nl} - a_0^2`; with ``intercept=False``, :math:`c = 0` and
+    :math:`s^2 = \rho_{nl}` (the mean counts as noise). The posterior mean of
+    :math:`a_1 w` under the prior :math:`w \sim N(0, I_d)` is ridge regression of
+    :math:`y - c` on the tokens with ridge
+
+    .. math::
+
+        r = s^2 / a_1^2 \qquad(\text{so } r = \rho_{\mathrm{eff}} = \rho_{nl}/a_1^2
+        \text{ without intercept}).
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f`.
+    rho : float or array_like
+        Label-noise variance (>= 0).
+    intercept : bool, keyword-only
+
+    Returns
+    -------
+    c, ridge : float (or array for array ``rho``)
+        ``ridge = inf`` when :math:`a_1 = 0` (the predictor is the constant :math:`c`).
+
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
+    """
+    rho = check_real("rho", rho, low=0.0)
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise TypeError(f"intercept must be True or False; got {intercept!r}")
+    a0, a1, ef2 = _moments(teacher)
+    c = a0 if intercept else 0.0
+    s2 = _rho_nl(rho, a1, ef2) - 2.0 * c * a0 + c * c
+    ridge = np.inf * np.ones_like(s2) if _a1_is_zero(a1, ef2) else s2 / (a1 * a1)
+    return float(c), _out(np.asarray(ridge, dtype=float))
+
+
+# --------------------------------------------------------------------------------------
+# the spectral in-context estimator (chapter 6)
+# --------------------------------------------------------------------------------------
+#: Gauss-Hermite nodes in z and in the label noise for the expectations of the spectral
+#: theory (probabilists' rule, :func:`scipy.special.roots_hermitenorm`).
+SPECTRAL_NODES_Z = 240
+SPECTRAL_NODES_NOISE = 48
+#: Grid of the posterior moment E[z^2 | y] (:func:`optimal_preprocess`): a uniform z-grid
+#: on [-SPECTRAL_Z_MAX, SPECTRAL_Z_MAX] integrated with the trapezoidal rule, which is
+#: spectrally accurate for these smooth, Gaussian-decaying integrands.
+SPECTRAL_Z_MAX = 12.0
+SPECTRAL_Z_POINTS = 4801
+#: Number of label values at which ``E[z^k | y]`` is tabulated (then interpolated
+#: linearly), spanning ``f(z)`` for ``|z| <= 8`` widened by 8 noise standard deviations.
+SPECTRAL_Y_POINTS = 4001
+#: Largest context length searched for the threshold; beyond it ``inf`` is reported.
+SPECTRAL_ALPHA_MAX = 1e6
+
+
+class _SpectralLaw:
+    r"""Quadrature for the joint law of :math:`(z, T(y))`, :math:`y = f(z) + \sqrt\rho\,\epsilon`.
+
+    Holds nodes ``z2`` (values of :math:`z^2`), ``t`` (values of :math:`T(y)`) and
+    weights ``w`` (summing to 1), so that :math:`E[F(z^2, T)] \approx \sum_j w_j
+    F(z^2_j, t_j)`.
+    """
+
+    def __init__(self, teacher: Any, rho: float, preprocess: Any) -> None:
+        from scipy.special import roots_hermitenorm
+
+        from lib.baselines import _check_preprocess, _standardized_preprocess
+        from lib.hermite import resolve_teacher
+
+        f = resolve_teacher(teacher)
+        pre = _check_preprocess(preprocess)
+        z, wz = roots_hermitenorm(SPECTRAL_NODES_Z)
+        wz = wz / wz.sum()
+        if rho > 0.0:
+            e, we = roots_hermitenorm(SPECTRAL_NODES_NOISE)
+            we = we / we.sum()
+            zz, ee = np.meshgrid(z, e, indexing="ij")
+            y = np.asarray(f(zz.ravel()), dtype=float) + np.sqrt(rho) * ee.ravel()
+            w = np.outer(wz, we).ravel()
+            zv = zz.ravel()
+        else:
+            y, w, zv = np.asarray(f(z), dtype=float), wz, z
+        if callable(pre):
+            t = np.asarray(pre(y.copy()), dtype=float)
+        else:
+            a0, _, ef2 = _moments(teacher)
+            sd = np.sqrt(max(ef2 + rho - a0 * a0, 0.0))
+            u = (y - a0) / sd if sd > 0.0 else np.zeros_like(y)
+            t = _standardized_preprocess(pre)(u)
+        if t.shape != y.shape or not np.all(np.isfinite(t)):
+            raise ValueError("preprocess must return finite values of the labels' shape")
+        self.z2, self.t, self.w = zv * zv, t, w
+        self.tau = float(t[w > 1e-300].max())
+        if not self.tau > 0.0:
+            raise ValueError(
+                f"preprocess: the spectral theory needs sup T(y) > 0; got sup T = {self.tau:.3g}"
+            )
+
+    def moments(self, lam: float) -> tuple[float, float, float]:
+        """E[S^2], E[S (z^2 - 1)], E[S^2 z^2] with S = T / (lam - T)."""
+        s = self.t / (lam - self.t)
+        ws2 = self.w * s * s
+        return float(ws2.sum()), float(np.dot(self.w * s, self.z2 - 1.0)), float(np.dot(ws2, self.z2))
+
+    def lam_bar(self, alpha: float) -> float:
+        """The minimizer of psi_alpha on (tau, inf): the root of E[S^2] = 1/alpha."""
+        from scipy.optimize import brentq
+
+        def g(u: float) -> float:
+            return self.moments(self.tau + np.exp(u))[0] - 1.0 / alpha
+
+        lo, hi = np.log(self.tau) - 30.0, np.log(self.tau) + 30.0
+        if g(lo) <= 0.0:
+            return self.tau + np.exp(lo)
+        return self.tau + np.exp(brentq(g, lo, hi, xtol=1e-13))
+
+    def overlap(self, alpha: float) -> float:
+        from scipy.optimize import brentq
+
+        lb = self.lam_bar(alpha)
+        def delta(lam: float) -> float:  # (phi - psi) / lam
+            return self.moments(lam)[1] - 1.0 / alpha
+
+        if delta(lb) <= 0.0:
+            return 0.0
+        hi = lb
+        while delta(hi) > 0.0:
+            hi = self.tau + 2.0 * (hi - self.tau)
+        lam = brentq(delta, lb, hi, xtol=1e-14, rtol=1e-13)
+        s2, _, s2z2 = self.moments(lam)
+        dpsi = 1.0 / alpha - s2
+        return float(min(max(dpsi / (dpsi + s2z2), 0.0), 1.0))
+
+    def recovery_margin(self, alpha: float) -> float:
+        """E[S (z^2 - 1)] - 1/alpha at lam_bar: the overlap is positive iff it is > 0."""
+        return self.moments(self.lam_bar(alpha))[1] - 1.0 / alpha
+
+    def threshold(self) -> float:
+        from scipy.optimize import brentq
+
+        def g(log_alpha: float) -> float:
+            return self.recovery_margin(float(np.exp(log_alpha)))
+
+        grid = np.linspace(np.log(1e-3), np.log(SPECTRAL_ALPHA_MAX), 121)
+        vals = np.array([g(u) for u in grid])
+        if vals[0] > 0.0:
+            return float(np.exp(grid[0]))
+        up = np.flatnonzero((vals[:-1] <= 0.0) & (vals[1:] > 0.0))
+        if up.size == 0:
+            return float("inf")
+        return float(np.exp(brentq(g, grid[up[0]], grid[up[0] + 1], xtol=1e-13)))
+
+
+def _check_spectral(teacher: Any, rho: Any) -> float:
+    rho = float(check_real("rho", rho, low=0.0))
+    _moments(teacher)  # validates the teacher
+    return rho
+
+
+def spectral_overlap(
+    alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any = None
+) -> float | np.ndarray:
+    r"""Asymptotic squared overlap :math:`q = c^2` of the spectral estimator with the task.
+
+    For the top eigenvector :math:`\hat w` of
+    :math:`\hat M = \frac1\ell \sum_i T(y_i)(d\,x_i x_i^\top - I)`
+    (:func:`lib.baselines.spectral_direction`) and the cosine
+    :math:`c = \hat w^\top w / (\|\hat w\| \|w\|)`, :math:`c^2 \to q(\alpha)` as
+    :math:`d \to \infty` at :math:`\ell = \alpha d`. With :math:`S_\lambda = T/(\lambda - T)`,
+    :math:`t_{\max} = \sup T > 0` (``tau`` in the code) and expectations over :math:`z \sim N(0,1)`,
+    :math:`y = f(z) + \sqrt\rho\,\epsilon`:
+
+    - :math:`\bar\lambda` solves :math:`E[S_\lambda^2] = 1/\alpha` on :math:`(\tau, \infty)`
+      (the minimizer of :math:`\psi_\alpha(\lambda) = \lambda(1/\alpha + E[S_\lambda])`,
+      :math:`\lambda > t_{\max}`);
+    - if :math:`E[S_{\bar\lambda}(z^2 - 1)] \le 1/\alpha` then :math:`q = 0`; otherwise
+      :math:`\lambda^* > \bar\lambda` solves :math:`E[S_\lambda (z^2 - 1)] = 1/\alpha`
+      (that is, :math:`\phi(\lambda) = \psi_\alpha(\lambda)` with
+      :math:`\phi(\lambda) = \lambda E[S_\lambda z^2]`) and
+
+    .. math::
+
+        q = \frac{1/\alpha - E[S^2]}{1/\alpha - E[S^2] + E[S^2 z^2]}
+        \quad\text{at } \lambda = \lambda^* ,
+
+    which is :math:`\psi'_\alpha/(\psi'_\alpha - \phi')`. This is the characterization of
+    Lu and Li (2017) in the form restated by Mondelli and Montanari (2018), translated to
+    the book's scaling (it is invariant under :math:`T \to cT`, and the shift by
+    :math:`-\bar T I` does not change the eigenvectors); we could not consult the exact
+    statements, and the book checks the formula against simulation (chapter 6 and
+    ``tests/test_spectral.py``). The built-in preprocessings use the population mean
+    and standard deviation of the labels for the standardization.
+
+    Expectations use a tensor Gauss-Hermite rule in :math:`(z, \epsilon)`
+    (``SPECTRAL_NODES_Z`` x ``SPECTRAL_NODES_NOISE`` nodes); the roots are found with
+    :func:`scipy.optimize.brentq` in :math:`\log(\lambda - t_{\max})`. (The chapter
+    writes :math:`\vartheta` for :math:`\lambda` and :math:`r_\vartheta` for
+    :math:`S_\lambda`, since :math:`\lambda` and :math:`S` have other meanings there.)
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        Context length per dimension, :math:`\alpha = \ell/d > 0`.
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f` (:func:`lib.hermite.resolve_teacher`).
+    rho : float
+        Label-noise variance (>= 0).
+    preprocess : None, str or callable
+        As in :func:`lib.baselines.spectral_preprocess` (default ``"tanh"``). It must
+        be bounded above with :math:`\sup T > 0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`q \in [0, 1]`, shape of ``alpha``.
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+    rho = _check_spectral(teacher, rho)
+    law = _SpectralLaw(teacher, rho, preprocess)
+    out = np.array([law.overlap(float(a)) for a in alpha.ravel()]).reshape(alpha.shape)
+    return _out(out)
+
+
+def spectral_threshold(teacher: Any, rho: float, preprocess: Any = None) -> float:
+    r"""Weak-recovery threshold :math:`\alpha_c` of the spectral estimator.
+
+    The smallest :math:`\alpha` with :math:`q(\alpha) > 0` (:func:`spectral_overlap`):
+    the first root, in :math:`\log\alpha`, of the recovery margin
+    :math:`E[S_{\bar\lambda}(z^2-1)] - 1/\alpha` (positive exactly when :math:`q > 0`;
+    at the root the two conditions :math:`E[S_\lambda^2] = 1/\alpha` and
+    :math:`E[S_\lambda(z^2-1)] = 1/\alpha` meet), bracketed on a log grid of
+    :math:`\alpha \in [10^{-3}, 10^6]` and refined with :func:`scipy.optimize.brentq`.
+    ``inf`` when the margin stays negative up to :math:`10^6` (``SPECTRAL_ALPHA_MAX``),
+    for instance when :math:`T(y)` is independent of :math:`z^2`.
+
+    Parameters
+    ----------
+    teacher, rho, preprocess
+        As in :func:`spectral_overlap`.
+
+    Returns
+    -------
+    float
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    rho = _check_spectral(teacher, rho)
+    return _SpectralLaw(teacher, rho, preprocess).threshold()
+
+
+def spectral_error(
+    alpha: ArrayLike,
+    teacher: Any,
+    rho: float,
+    preprocess: Any = None,
+    degree: int | None = None,
+) -> float | np.ndarray:
+    r"""Asymptotic error of the spectral estimator with the Bayes-optimal 1-d link.
+
+    For a fresh query, :math:`z = x^\top w` and :math:`s = \sqrt d\, x^\top \hat w` are
+    standard Gaussians with correlation :math:`c` (exactly, given :math:`\hat w`). By
+    Mehler's formula :math:`E[h_k(z) \mid s] = c^k h_k(s)`, so the best prediction from
+    :math:`s` is :math:`E[f(z)\mid s] = \sum_k a_k c^k h_k(s)` and its error is
+
+    .. math::
+
+        e = \rho + \sum_{k \ge 0} a_k^2 \big(1 - c^{2k}\big)
+          = \rho + \sum_{k \ge 0} a_k^2 \big(1 - q^{k}\big),
+
+    with :math:`q = c^2` from :func:`spectral_overlap`. With ``degree`` :math:`D` the
+    link is restricted to degree :math:`\le D` (as the fitted link of
+    :func:`lib.baselines.spectral_predict`), which adds :math:`\sum_{k > D} a_k^2`.
+    At :math:`q = 0` the error is :math:`\rho + E f^2 - a_0^2`, the variance of the label.
+
+    Parameters
+    ----------
+    alpha, teacher, rho, preprocess
+        As in :func:`spectral_overlap`.
+    degree : int or None
+        Largest Hermite degree of the link; ``None``: no restriction (the series is
+        summed to degree ``lib.hermite.MAX_DEGREE`` and the tail is included through
+        :math:`E f^2`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Shape of ``alpha``.
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    from lib.hermite import coefficients, resolve_teacher
+
+    q = np.asarray(spectral_overlap(alpha, teacher, rho, preprocess), dtype=float)
+    _, _, ef2 = _moments(teacher)
+    if degree is not None:
+        from lib._checks import check_int
+
+        degree = check_int("degree", degree, low=0)
+    kmax = 60 if degree is None else degree
+    if isinstance(teacher, (list, tuple, np.ndarray)):
+        a = np.zeros(kmax + 1)
+        given = np.asarray(teacher, dtype=float)[: kmax + 1]
+        a[: given.size] = given
+    else:
+        a = coefficients(resolve_teacher(teacher), kmax)
+    k = np.arange(kmax + 1)
+    kept = np.sum(a[None, :] ** 2 * q.reshape(-1, 1) ** k[None, :], axis=1)
+    return _out((rho + ef2 - kept).reshape(q.shape))
+
+
+def _posterior_moment(teacher: Any, rho: float, power: int) -> Any:
+    """A function y -> E[z^power | y] (rho > 0), tabulated with the trapezoidal rule."""
+    from scipy.integrate import trapezoid
+
+    from lib.hermite import resolve_teacher
+
+    f = resolve_teacher(teacher)
+    z = np.linspace(-SPECTRAL_Z_MAX, SPECTRAL_Z_MAX, SPECTRAL_Z_POINTS)
+    fz = np.asarray(f(z), dtype=float)
+    zp = z**power
+
+    f_in = fz[np.abs(z) <= 8.0]
+    pad = 8.0 * np.sqrt(rho)
+    grid = np.linspace(f_in.min() - pad, f_in.max() + pad, SPECTRAL_Y_POINTS)
+    values = np.empty(grid.size)
+    for start in range(0, grid.size, 500):  # chunks of 500 x SPECTRAL_Z_POINTS
+        yy = grid[start : start + 500, None]
+        logp = -0.5 * z * z - (yy - fz) ** 2 / (2.0 * rho)
+        p = np.exp(logp - logp.max(axis=1, keepdims=True))
+        values[start : start + 500] = trapezoid(p * zp, z, axis=1) / trapezoid(p, z, axis=1)
+
+    def m(y: np.ndarray) -> np.ndarray:  # linear interpolation, constant beyond the grid
+        return np.interp(np.asarray(y, dtype=float), grid, values)
+
+    return m
+
+
+def optimal_preprocess(teacher: Any, rho: float) -> Any:
+    r"""The preprocessing with the smallest spectral threshold, :math:`T^*(y) = 1 - 1/E[z^2\mid y]`.
+
+    Derivation (chapter 6). At the threshold, :math:`S = T/(\lambda - T)` satisfies
+    :math:`E[S(z^2-1)] = E[S^2] = 1/\alpha_c`; conditioning on :math:`y`,
+    :math:`E[S(z^2-1)] = E[S\,(m(y) - 1)]` with :math:`m(y) = E[z^2 \mid y]`. By
+    Cauchy-Schwarz :math:`E[S^2] \le E[(m-1)^2]`, with equality iff :math:`S = m - 1`,
+    i.e. :math:`T \propto 1 - 1/m`. So every preprocessing has
+    :math:`\alpha_c \ge 1/E[(m(y) - 1)^2]` (:func:`weak_recovery_threshold`) and
+    :math:`T^*` attains it.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f`.
+    rho : float
+        Label-noise variance, > 0 (the posterior needs a density).
+
+    Returns
+    -------
+    callable
+        ``T(y)``, vectorized, for :func:`lib.baselines.spectral_predict` and
+        :func:`spectral_overlap`.
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    rho = float(check_real("rho", rho, low=0.0, low_open=True))
+    _moments(teacher)
+    m = _posterior_moment(teacher, rho, 2)
+
+    def T(y: np.ndarray) -> np.ndarray:
+        return 1.0 - 1.0 / m(y)
+
+    return T
+
+
+def weak_recovery_threshold(teacher: Any, rho: float) -> float:
+    r"""The smallest spectral threshold, :math:`\delta_u = 1 / E[(E[z^2 \mid y] - 1)^2]`.
+
+    It is :func:`spectral_threshold` at the optimal preprocessing
+    (:func:`optimal_preprocess`). For teachers with :math:`E[z \mid y] = 0` (even
+    :math:`f`), Mondelli and Montanari (2018) show that no estimator at all achieves
+    weak recovery below a threshold of this kind; when :math:`E[z\mid y] \ne 0` (any
+    teacher with an odd part, e.g. :math:`a_1 \ne 0`) a linear statistic of the labels
+    already correlates with :math:`w` at every :math:`\alpha > 0`, and ``0.0`` is
+    returned.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f`.
+    rho : float
+        Label-noise variance, > 0.
+
+    Returns
+    -------
+    float
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    from scipy.special import roots_hermitenorm
+
+    from lib.hermite import resolve_teacher
+
+    rho = float(check_real("rho", rho, low=0.0, low_open=True))
+    f = resolve_teacher(teacher)
+    z, wz = roots_hermitenorm(SPECTRAL_NODES_Z)
+    e, we = roots_hermitenorm(SPECTRAL_NODES_NOISE)
+    w = np.outer(wz, we).ravel() / (wz.sum() * we.sum())
+    y = (np.asarray(f(z), dtype=float)[:, None] + np.sqrt(rho) * e[None, :]).ravel()
+    if np.dot(w, _posterior_moment(teacher, rho, 1)(y) ** 2) > 1e-10:  # E[z | y] != 0
+        return 0.0
+    m = _posterior_moment(teacher, rho, 2)(y)
+    return float(1.0 / np.dot(w, (m - 1.0) ** 2))

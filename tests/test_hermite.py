@@ -297,12 +297,18 @@ def test_get_link():
 
 
 # --------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("bad", ["relu", 3.0, None, [1.0, 2.0]])
+@pytest.mark.parametrize("bad", [3.0, None, [1.0, 2.0]])
 def test_non_callable_f(bad):
     with pytest.raises(TypeError, match=r"^f must be a callable"):
         H.coefficients(bad, 3)
     with pytest.raises(TypeError, match=r"^f must be a callable"):
         H.second_moment(bad)
+
+
+def test_link_names_are_links_and_unknown_names_are_named():
+    assert np.array_equal(H.coefficients("relu", 3), H.LINKS["relu"].coefficients(3))
+    with pytest.raises(ValueError, match=r"^f must be a callable or a link name.*'gelu'"):
+        H.coefficients("gelu", 3)
 
 
 @pytest.mark.parametrize(
