@@ -17,8 +17,14 @@ import numpy as np
 
 __all__ = [
     "TEACHER_COLORS",
+    "COLUMN_WIDTH",
+    "MIN_FONT_PT",
+    "MAX_COLUMNS",
+    "SWEEP_COLORS",
     "color_for",
+    "sweep_styles",
     "use_book_style",
+    "figure_size",
     "new_figure",
     "theory_line",
     "sim_points",
@@ -45,7 +51,31 @@ TEACHER_COLORS: dict[str, str] = {
     "offset": "#7F3C8D",
 }
 
-_CYCLE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"]
+_CYCLE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+          "#999999"]
+
+#: Width of the text column of the HTML book in inches (at 96 CSS px per inch): the
+#: article of sphinx-book-theme 1.3 is 660 px wide in a 1280 px window (measured with
+#: headless chromium; the output area of a code cell is the same). A figure this wide is
+#: shown at its natural size, so that its fonts have their nominal size on screen.
+COLUMN_WIDTH: float = 6.8
+
+#: Smallest font size (pt) of any text in a book figure, at the displayed size.
+MIN_FONT_PT: float = 9.0
+
+#: At most this many panels side by side (narrower panels would need smaller fonts).
+MAX_COLUMNS: int = 3
+
+#: Height (inches) of one row of panels, by number of panels in the row.
+_ROW_HEIGHT = {1: 3.7, 2: 3.0, 3: 2.5}
+
+#: Line styles paired with :data:`SWEEP_COLORS`, so that neighbours differ twice.
+_SWEEP_DASHES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1))]
+
+#: Colours for the curves of a parameter sweep (kappa = 0.25, 0.5, 1, ...), in order:
+#: Okabe-Ito hues, neighbours far apart in hue and in lightness.
+SWEEP_COLORS: list[str] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9",
+                           "#CC79A7"]
 
 
 def color_for(name: str, index: int = 0) -> str:
@@ -61,41 +91,152 @@ def color_for(name: str, index: int = 0) -> str:
     return TEACHER_COLORS.get(str(name).lower(), _CYCLE[index % len(_CYCLE)])
 
 
+def sweep_styles(n: int) -> list[dict[str, Any]]:
+    """Colour and line style of ``n`` curves of one parameter sweep, in sweep order.
+
+    Neighbouring curves (for instance ``kappa = 0.25`` and ``kappa = 0.5``) differ both
+    in hue (the colour-blind-safe :data:`SWEEP_COLORS`) and in dash pattern, so they stay
+    distinguishable in grey scale and for colour-blind readers.
+
+    Parameters
+    ----------
+    n : int
+        Number of curves, ``1 <= n <= 6``.
+
+    Returns
+    -------
+    list of dict
+        ``n`` dicts with keys ``color`` and ``ls``, to be passed as ``**style`` to
+        :func:`theory_line` or ``ax.plot``.
+
+    Used in: chapters that draw a family of curves (chapter 5, task diversity).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int; got {n!r}")
+    if not 1 <= n <= len(SWEEP_COLORS):
+        raise ValueError(f"n must be between 1 and {len(SWEEP_COLORS)}; got {n}")
+    return [{"color": SWEEP_COLORS[i], "ls": _SWEEP_DASHES[i]} for i in range(int(n))]
+
+
+def _use_vector_output() -> None:
+    """In an IPython kernel, show figures as SVG at their natural size (no cropping)."""
+    try:
+        from IPython import get_ipython
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:  # plain python: nothing to configure
+        return
+    if get_ipython() is None:
+        return
+    # bbox_inches=None: the image is exactly figsize (the column width); constrained
+    # layout already keeps labels and legends inside the figure.
+    set_matplotlib_formats("svg", bbox_inches=None)
+
+
 def use_book_style() -> None:
-    """Set the matplotlib defaults used by every figure of the book."""
+    """Set the matplotlib defaults used by every figure of the book.
+
+    One style for every figure: :data:`COLUMN_WIDTH` wide, fonts of at least
+    :data:`MIN_FONT_PT` pt (shown at that size in the HTML, where the figure is displayed
+    at its natural width), the colour-blind-safe Okabe-Ito cycle, and, in a Jupyter
+    kernel, SVG output (sharp at any zoom; PNG, when saved, at 200 dpi).
+    """
     mpl.rcParams.update(
         {
-            "figure.figsize": (6.0, 3.8),
-            "figure.dpi": 110,
-            "savefig.dpi": 150,
+            "figure.figsize": (COLUMN_WIDTH, _ROW_HEIGHT[1]),
+            "figure.dpi": 100,
+            "savefig.dpi": 200,
+            "svg.fonttype": "path",
             "axes.spines.top": False,
             "axes.spines.right": False,
             "axes.grid": True,
             "grid.alpha": 0.25,
             "axes.prop_cycle": mpl.cycler(color=_CYCLE),
-            "legend.frameon": False,
-            "font.size": 10,
+            "font.size": 10.0,
+            "axes.titlesize": 10.0,
+            "axes.labelsize": 10.0,
+            "xtick.labelsize": MIN_FONT_PT,
+            "ytick.labelsize": MIN_FONT_PT,
+            "legend.fontsize": MIN_FONT_PT,
+            "legend.title_fontsize": MIN_FONT_PT,
+            "figure.titlesize": 10.5,
+            # a legend that overlaps a curve stays readable; "best" avoids the data
+            "legend.frameon": True,
+            "legend.framealpha": 0.85,
+            "legend.edgecolor": "none",
+            "legend.loc": "best",
             "lines.linewidth": 1.8,
             "errorbar.capsize": 2.5,
         }
     )
+    _use_vector_output()
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None, **kwargs: Any):
+def figure_size(ncols: int = 1, nrows: int = 1, width: float | None = None,
+                height: float | None = None) -> tuple[float, float]:
+    """Size ``(width, height)`` in inches of a book figure with ``nrows x ncols`` panels.
+
+    The width is :data:`COLUMN_WIDTH` unless a narrower ``width`` is asked for. A request
+    wider than the column (figures designed for a wide canvas) is replaced by the
+    column-wide default, height included, so that panels keep a legible aspect ratio;
+    a ``height`` given with a width that fits is kept.
+
+    Parameters
+    ----------
+    ncols, nrows : int
+        Panels per row (``1 <= ncols <= MAX_COLUMNS``) and rows (``>= 1``).
+    width, height : float, optional
+        Requested size in inches (positive).
+
+    Returns
+    -------
+    (float, float)
+
+    Used in: :func:`new_figure` (every chapter).
+    """
+    for name, value in (("ncols", ncols), ("nrows", nrows)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int; got {value!r}")
+    if not 1 <= ncols <= MAX_COLUMNS:
+        raise ValueError(
+            f"ncols must be between 1 and {MAX_COLUMNS} (at most {MAX_COLUMNS} panels a "
+            f"row, so that fonts stay >= {MIN_FONT_PT:g} pt); got {ncols}: use more rows"
+        )
+    if nrows < 1:
+        raise ValueError(f"nrows must be >= 1; got {nrows}")
+    for name, value in (("width", width), ("height", height)):
+        if value is not None and not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive number of inches; got {value!r}")
+    default_height = _ROW_HEIGHT[int(ncols)] * int(nrows)
+    if width is None or width > COLUMN_WIDTH:
+        return COLUMN_WIDTH, default_height if width is not None or height is None else height
+    return float(width), default_height if height is None else float(height)
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None,
+               height: float | None = None, **kwargs: Any):
     """Create a figure with the book's style and return ``(fig, axes)``.
 
     Parameters
     ----------
     ncols, nrows : int
-        Grid of panels.
+        Grid of panels; at most :data:`MAX_COLUMNS` panels a row.
     width, height : float, optional
-        Size in inches; defaults scale with the number of panels.
+        Size in inches, see :func:`figure_size`: the width is capped at the text column
+        (:data:`COLUMN_WIDTH`); by default it is the column and the height grows with
+        the number of rows.
+    **kwargs
+        Passed to :func:`matplotlib.pyplot.subplots` (``sharey=True``, ...).
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, Axes or ndarray of Axes)
     """
     use_book_style()
-    width = 4.2 * ncols + 0.6 if width is None else width
-    height = 3.4 * nrows if height is None else height
-    kwargs.setdefault("constrained_layout", True)
-    return plt.subplots(nrows, ncols, figsize=(width, height), **kwargs)
+    size = figure_size(ncols, nrows, width, height)
+    kwargs.setdefault("layout", "constrained")
+    if "constrained_layout" in kwargs:
+        kwargs.pop("layout")
+    return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 
 def theory_line(ax, x, y, *, label: str | None = None, color: str | None = None, **kwargs: Any):
@@ -142,7 +283,8 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
 
     Notes
     -----
-    Used in: chapter 2 (learning curves on a log scale).
+    Used in: :doc:`learning curves </book/linear/learning_curves>`,
+    :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     if axis not in ("x", "y", "both"):
         raise ValueError(f"axis must be 'x', 'y' or 'both'; got {axis!r}")
@@ -163,7 +305,7 @@ def coefficient_stems(ax, coeffs, *, color: str | None = None, label: str | None
     offset : float
         Horizontal shift of the stems (to show several links side by side).
 
-    Used in: chapter 1 (Hermite basics).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     a = np.asarray(coeffs, dtype=float)
     m = np.arange(a.size) + offset
@@ -198,8 +340,7 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
     -------
     matplotlib.figure.Figure
 
-    Used in: chapter 1 (Hermite basics; the static figure of the explorer in
-    :func:`lib.widgets.hermite_explorer`).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     from lib import hermite  # local import: plotting must not depend on hermite at import
 
@@ -252,8 +393,7 @@ def task_diversity_figure(
     -------
     matplotlib.figure.Figure
 
-    Used in: chapter 5 (task diversity; the static figure of
-    :func:`lib.widgets.task_diversity_explorer`).
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
     from lib import hermite, theory  # local import, as in hermite_expansion_figure
 
@@ -263,7 +403,7 @@ def task_diversity_figure(
         raise ValueError(f"kappa_range must satisfy 0 < kappa_min < kappa_max < inf; got {kappa_range!r}")
     kappa = np.logspace(np.log10(lo), np.log10(hi), int(n_points))
     color = color_for(link.name)
-    fig, ax = new_figure(width=6.2, height=3.8)
+    fig, ax = new_figure()
     theory_line(ax, kappa, theory.nonlinear_icl_error(link, alpha, kappa, tau, rho, lam),
                 color=color, label=r"$e_{\mathrm{ICL}}$" + (rf" ($\lambda = {lam:g}$)" if lam > 0 else ""))
     (idg,) = theory_line(ax, kappa, theory.nonlinear_idg_error(link, alpha, kappa, tau, rho),
@@ -315,8 +455,7 @@ def finite_data_figure(
     -------
     matplotlib.figure.Figure
 
-    Used in: chapter 4 (finite pretraining data; the static figure of
-    :func:`lib.widgets.finite_data_explorer`).
+    Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
     from lib import hermite, theory  # local import, as in hermite_expansion_figure
 
@@ -326,7 +465,7 @@ def finite_data_figure(
         raise ValueError(f"tau_max must be a finite number > 1; got {tau_max!r}")
     tau = np.union1d(np.linspace(tau_max / int(n_points), tau_max, int(n_points)), [1.0])
     names = [link.name] if link.name == "linear" else [link.name, "linear"]
-    fig, ax = new_figure(width=6.2, height=3.8)
+    fig, ax = new_figure()
     levels = []
     for name in names:
         color, main = color_for(name), name == link.name
@@ -348,7 +487,7 @@ def finite_data_figure(
     ax.plot([], [], "k:", lw=1.0, label=r"$\rho_{\mathrm{nl}}$")
     ax.set_xlabel(r"$\tau = n/d^2$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
-    ax.legend(loc="upper right", fontsize=9)
+    ax.legend(loc="upper right")
     return fig
 
 
@@ -374,7 +513,7 @@ def extrapolation_panel(ax, d, mean, se=None, fit=None, *, color: str | None = N
     color, marker, label
         Passed to :func:`sim_points`.
 
-    Used in: chapter 3 (verification of the equivalence).
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     x = 1.0 / np.asarray(d, dtype=float)
     handle = sim_points(ax, x, mean, se, color=color, marker=marker, label=label, **kwargs)
@@ -402,9 +541,11 @@ def equivalence_figure(
 
     .. math::
 
-        e_f(\\tau) = a_1^2\\, e_{\\mathrm{lin}}(\\alpha, \\kappa, \\tau, \\rho_{nl}/a_1^2, \\lambda/a_1^2)
-        \\quad (a_1 \\ne 0), \\qquad e_f(\\tau) = e_{\\mathrm{noise}}(\\rho_{nl}, \\alpha, \\tau, \\lambda)
-        \\quad (a_1 = 0),
+        e_f(\\tau) = \\begin{cases}
+        a_1^2\\, e_{\\mathrm{lin}}(\\alpha, \\kappa, \\tau, \\rho_{\\mathrm{nl}}/a_1^2, \\lambda/a_1^2),
+        & a_1 \\ne 0, \\\\
+        e_{\\mathrm{noise}}(\\rho_{\\mathrm{nl}}, \\alpha, \\tau, \\lambda), & a_1 = 0,
+        \\end{cases}
 
     on a log grid of ``tau`` (solid, the teacher's colour), the error ``E[y^2] = E[f^2] + rho``
     of the zero predictor for reference (grey, dashed), the
@@ -432,8 +573,7 @@ def equivalence_figure(
     -------
     matplotlib.figure.Figure
 
-    Used in: chapter 3 (the equivalence theorem; the static figure of
-    :func:`lib.widgets.equivalence_explorer`).
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     from lib import hermite, theory  # local import, as in hermite_expansion_figure
 
@@ -451,7 +591,7 @@ def equivalence_figure(
     e_f = np.asarray(theory.nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam), dtype=float)
     e_lim = float(theory.nonlinear_icl_error(teacher, alpha, kappa, 1e12, rho, lam))
 
-    fig, ax = new_figure(width=6.2, height=3.8)
+    fig, ax = new_figure()
     theory_line(ax, tau, e_f, color=color_for(name), label=label)
     ax.axhline(ef2 + rho, color="0.55", ls="--", lw=1.3, label=r"predicting $0$: $\mathbb{E}[y^2]$")
     ax.axhline(e_lim, color="0.55", ls=":", lw=1.3, label=r"$\tau \to \infty$ at this $\alpha, \kappa$")
@@ -462,6 +602,6 @@ def equivalence_figure(
     plain_log_ticks(ax, "y")
     ax.set_xlabel(r"$\tau = n/d^2$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
-    ax.legend(loc="upper right", fontsize=8.5,
-              title=rf"$a_1 = {a1:.4g}$,  $\rho_{{\mathrm{{nl}}}} = {rho_nl:.4g}$", title_fontsize=9)
+    ax.legend(loc="upper right",
+              title=rf"$a_1 = {a1:.4g}$,  $\rho_{{\mathrm{{nl}}}} = {rho_nl:.4g}$")
     return fig

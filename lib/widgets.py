@@ -6,7 +6,11 @@ then, in a separate cell, calls the explorer, which redraws the same figure func
 :mod:`lib.plotting` as the controls move. The explorers need a running kernel (Binder,
 Colab or a local Jupyter).
 
-Used in: chapter 1 (Hermite basics); later chapters add their own explorers here.
+Used in: :doc:`Hermite basics </book/hermite/basics>`,
+:doc:`the equivalence theorem </book/equivalence/theorem>`,
+:doc:`finite pretraining data </book/regimes/finite_data>`,
+:doc:`task diversity </book/regimes/task_diversity>`,
+:doc:`beyond linear attention </book/beyond/spectral>`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,33 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
 __all__ = ["hermite_explorer", "task_diversity_explorer", "finite_data_explorer",
-           "equivalence_explorer", "link_from_expression", "EXPRESSION_NAMES"]
+           "equivalence_explorer", "link_from_expression", "EXPRESSION_NAMES",
+           "spectral_figure", "spectral_explorer"]
+
+#: What a reader without a kernel (the HTML book, a saved notebook) sees instead of the
+#: controls: the static figure above the explorer is drawn by the same function.
+LIVE_NOTE = ("Interactive explorer: it needs a running Python kernel. Open this page on "
+             "Binder or Colab (rocket button at the top of the page) or run the notebook "
+             "locally (make env, then .venv/bin/jupyter lab) to move the controls; the "
+             "figure above shows the default values.")
+
+
+class _Explorer(widgets.interactive):
+    """An ``ipywidgets.interactive`` that also offers a text fallback for its output.
+
+    A live Jupyter front end renders the widget view as usual (it ranks the widget mime
+    type first); the book's HTML build drops the widget mime type and shows the
+    ``text/html`` note :data:`LIVE_NOTE` instead of dead sliders.
+    """
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        bundle["text/plain"] = LIVE_NOTE
+        bundle["text/html"] = f'<p class="live-explorer-note">{LIVE_NOTE}</p>'
+        return bundle
+
 
 
 def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) -> widgets.Widget:
@@ -42,7 +72,7 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
-    Used in: chapter 1 (Hermite basics).
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     from lib.hermite import LINKS, get_link
     from lib.plotting import hermite_expansion_figure
@@ -54,7 +84,7 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
         hermite_expansion_figure(name, degree)
         plt.show()
 
-    return widgets.interactive(
+    return _Explorer(
         show,
         name=widgets.Dropdown(options=names, value=name.strip().lower(), description="f"),
         degree=widgets.IntSlider(value=degree, min=0, max=max_degree, step=1, description="degree D"),
@@ -92,7 +122,7 @@ def task_diversity_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
-    Used in: chapter 5 (task diversity).
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
     import numpy as np
 
@@ -107,7 +137,7 @@ def task_diversity_explorer(
         plt.show()
 
     log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
-    return widgets.interactive(
+    return _Explorer(
         show,
         teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
         alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
@@ -151,7 +181,7 @@ def finite_data_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
-    Used in: chapter 4 (finite pretraining data).
+    Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
     import math
 
@@ -166,7 +196,7 @@ def finite_data_explorer(
         plt.show()
 
     log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
-    return widgets.interactive(
+    return _Explorer(
         show,
         teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
         alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
@@ -306,7 +336,7 @@ def equivalence_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
-    Used in: chapter 3 (the equivalence theorem).
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
     import numpy as np
 
@@ -332,7 +362,7 @@ def equivalence_explorer(
         plt.show()
 
     log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
-    return widgets.interactive(
+    return _Explorer(
         show,
         teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
         expression=widgets.Text(value="", placeholder="or type f(z), e.g. relu(z) - 0.3*z**2",
@@ -342,4 +372,80 @@ def equivalence_explorer(
         kappa_inf=widgets.Checkbox(value=kappa_inf, description="κ = ∞"),
         rho=widgets.FloatSlider(value=rho, min=0.0, max=2.0, step=0.01, description="ρ"),
         lam=widgets.FloatSlider(value=lam, min=0.0, max=2.0, step=0.01, description="λ"),
+    )
+
+
+def spectral_figure(teacher: str = "h2", preprocess: str = "tanh", alpha: float = 4.0,
+                    rho: float = 0.1, alpha_range: tuple[float, float] = (0.2, 50.0)):
+    r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
+
+    Left: the squared overlap :math:`c^2(\alpha)` (:func:`lib.theory.spectral_overlap`)
+    with the threshold :math:`\alpha_c` (dotted). Right: the error with the
+    Bayes-optimal link (:func:`lib.theory.spectral_error`), linear attention's
+    :math:`\kappa = \infty`, :math:`\tau \to \infty` error
+    (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the floor
+    :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    import numpy as np
+
+    from lib import plotting, theory
+
+    grid = np.geomspace(*alpha_range, 60)
+    c2 = theory.spectral_overlap(grid, teacher, rho, preprocess)
+    err = theory.spectral_error(grid, teacher, rho, preprocess)
+    la = theory.nonlinear_icl_error(teacher, grid, np.inf, 1e6, rho)
+    a_c = theory.spectral_threshold(teacher, rho, preprocess)
+    fig, (left, right) = plotting.new_figure(ncols=2)
+    plotting.theory_line(left, grid, c2, label="spectral, theory")
+    left.plot([alpha], [theory.spectral_overlap(alpha, teacher, rho, preprocess)], "o",
+              color="0.1", label=rf"$\alpha = {alpha:.3g}$")
+    if np.isfinite(a_c):
+        left.axvline(a_c, ls=":", color="0.4", label=rf"$\alpha_c = {a_c:.2f}$")
+    left.set_ylabel(r"squared overlap $c^2$")
+    plotting.theory_line(right, grid, err, label="spectral, theory")
+    plotting.theory_line(right, grid, la, label="linear attention", ls="--")
+    right.axhline(theory.effective_noise(teacher, rho), color="0.4", ls=":",
+                  label=r"$\rho_{\mathrm{nl}}$")
+    right.plot([alpha], [theory.spectral_error(alpha, teacher, rho, preprocess)], "o",
+               color="0.1")
+    right.set_ylabel("ICL error")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel(r"context length $\alpha = \ell/d$")
+        ax.legend()
+    return fig
+
+
+def spectral_explorer(teacher: str = "h2", preprocess: str = "tanh", alpha: float = 4.0,
+                      rho: float = 0.1) -> widgets.Widget:
+    """Explore the spectral estimator: choose the preprocessing T, the teacher and alpha.
+
+    Redraws :func:`spectral_figure` as the controls move (needs a running kernel).
+
+    Returns
+    -------
+    ipywidgets.Widget
+
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    from lib.baselines import SPECTRAL_PREPROCESSINGS
+    from lib.hermite import LINKS
+
+    def show(teacher: str, preprocess: str, alpha: float) -> None:
+        spectral_figure(teacher, preprocess, alpha, rho)
+        plt.show()
+
+    return _Explorer(
+        show,
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher, description="f"),
+        preprocess=widgets.Dropdown(options=list(SPECTRAL_PREPROCESSINGS), value=preprocess,
+                                    description="T"),
+        alpha=widgets.FloatLogSlider(value=alpha, base=10, min=-0.5, max=1.7, step=0.05,
+                                     description="alpha"),
     )

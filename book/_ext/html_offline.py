@@ -1,0 +1,81 @@
+"""Sphinx extension: keep the book's HTML self-contained and free of console errors.
+
+Loaded from ``_config.yml`` (``sphinx.local_extensions``). On every page it
+
+- drops inline scripts emitted twice (sphinx-thebe and sphinx-togglebutton add their
+  configuration on an event that runs twice in a Jupyter Book build; the second
+  ``const THEBE_JS_URL`` is a SyntaxError in the browser console);
+- drops the Thebe scripts when Thebe is switched off in ``launch_buttons`` (Thebe loads
+  its code from a CDN and needs a remote kernel; the book relies on the Binder and Colab
+  launch buttons instead);
+- drops the stored ipywidgets state (the explorers show a static figure and a note in
+  the HTML, see ``lib.widgets``), which no script reads once the widget manager is off;
+- adds the book's own style sheet ``book/_static/book.css`` and script
+  ``book/_static/book.js`` (on a phone, shrinks wide display equations to fit, down to
+  70 %), and sets the theme's
+  default colour mode (without it the theme logs a console error on first visit).
+
+MathJax itself is served from ``_static/mathjax`` by the ``sphinx-mathjax-offline``
+package (MathJax 3.2.2), configured by ``mathjax_path`` in ``_config.yml``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parent.parent / "_static"
+
+
+def _thebe_on(app) -> bool:
+    options = app.config.html_theme_options or {}
+    return bool((options.get("launch_buttons") or {}).get("thebe"))
+
+
+def _is_thebe(script) -> bool:
+    body = getattr(script, "attributes", {}).get("body", "") or ""
+    return "THEBE_JS_URL" in body or "sphinx-thebe" in str(script) or "thebe@" in str(script)
+
+
+def _is_widget_state(script) -> bool:
+    attributes = getattr(script, "attributes", {})
+    return attributes.get("type") == "application/vnd.jupyter.widget-state+json"
+
+
+def _key(script):
+    attributes = getattr(script, "attributes", {})
+    return str(script), tuple(sorted((k, str(v)) for k, v in attributes.items()))
+
+
+def clean_scripts(app, pagename, templatename, context, doctree):
+    """Remove duplicated, Thebe-only and widget-state scripts from one page."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    keep_thebe = _thebe_on(app)
+    seen, kept = set(), []
+    for script in scripts:
+        key = _key(script)
+        if key in seen or _is_widget_state(script) or (not keep_thebe and _is_thebe(script)):
+            continue
+        seen.add(key)
+        kept.append(script)
+    context["script_files"] = kept
+    if not keep_thebe and context.get("css_files"):
+        context["css_files"] = [c for c in context["css_files"] if "thebe" not in str(c)]
+
+
+def add_static(app):
+    if str(STATIC) not in app.config.html_static_path:
+        app.config.html_static_path.append(str(STATIC))
+    # pydata-sphinx-theme logs a console error on a fresh browser profile when no
+    # default colour mode is given ("Got invalid theme mode: ."); "auto" follows the OS
+    app.config.html_context.setdefault("default_mode", "auto")
+
+
+def setup(app):
+    app.connect("builder-inited", add_static)
+    app.add_css_file("book.css")
+    app.add_js_file("book.js", **{"defer": "defer"})
+    # after myst-nb (priority 500), which adds the per-page widget scripts
+    app.connect("html-page-context", clean_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

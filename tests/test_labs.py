@@ -1,0 +1,153 @@
+"""Tests for lib.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
+
+import numpy as np
+import pytest
+
+from lib import hermite, labs
+from lib.labs import LabError, check
+
+
+@pytest.fixture(autouse=True)
+def instructor_mode(monkeypatch):
+    monkeypatch.delenv(labs.STUDENT_ENV, raising=False)
+
+
+def test_pass_on_scalars_arrays_and_tuples(capsys):
+    check(lambda x: 2.0 * x, lambda x: x + x, [(1.5,), (np.arange(4.0),)], name="twice")
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: twice: agrees with the reference on all 2 cases")
+
+    def both(a, b):
+        return a + b, np.outer(a, b)
+
+    cases = [(np.ones(3), np.arange(3.0)), {"a": np.zeros(2), "b": np.ones(2)}]
+    check(both, both, cases, name="pair")
+    assert capsys.readouterr().out.startswith("PASS: pair")
+
+
+def test_tolerances_are_applied(capsys):
+    check(lambda x: x * (1 + 1e-6), lambda x: x, [(3.0,)], name="loose", rtol=1e-5)
+    assert capsys.readouterr().out.startswith("PASS")
+    with pytest.raises(LabError, match="FAIL: tight: case 1 of 1"):
+        check(lambda x: x * (1 + 1e-6), lambda x: x, [(3.0,)], name="tight")
+    capsys.readouterr()
+    check(lambda x: x + 1e-3, lambda x: x, [(0.0,)], name="abs", atol=1e-2)
+    assert capsys.readouterr().out.startswith("PASS")
+
+
+def test_fail_names_the_case_and_the_entry(capsys):
+    def wrong(x):
+        y = np.array(x, dtype=float)
+        y[2] += 1.0
+        return y
+
+    with pytest.raises(LabError) as info:
+        check(wrong, lambda x: np.array(x, dtype=float), [(np.arange(5),)], name="copy")
+    message = str(info.value)
+    assert "at index (2,)" in message and "got 3, expected 2" in message
+    assert message in capsys.readouterr().out
+
+
+def test_fail_on_shape_and_structure():
+    with pytest.raises(LabError, match=r"should have shape \(3,\); got shape \(1, 3\)"):
+        check(lambda x: x[None, :], lambda x: x, [(np.zeros(3),)], name="shape")
+    with pytest.raises(LabError, match=r"the output\[1\] differs"):
+        check(lambda: (1.0, 2.5), lambda: (1.0, 2.0), [()], name="tuple")
+    with pytest.raises(LabError, match="should have 2 entries; got 3"):
+        check(lambda: (1.0, 2.0, 3.0), lambda: (1.0, 2.0), [()], name="length")
+    with pytest.raises(LabError, match="should be a number or an array; got str"):
+        check(lambda: "1.0", lambda: 1.0, [()], name="type")
+
+
+def test_student_exception_is_reported_with_its_line(capsys):
+    def broken(x):
+        return x / undefined_name  # noqa: F821
+
+    with pytest.raises(LabError) as info:
+        check(broken, lambda x: x, [(1.0,)], name="broken")
+    message = str(info.value)
+    assert "raised NameError" in message and "undefined_name" in message
+    assert "line" in message
+
+
+def test_reference_exception_must_be_reproduced(capsys):
+    def ref(x):
+        if x < 0:
+            raise ValueError("x must be >= 0")
+        return np.sqrt(x)
+
+    def good(x):
+        if x < 0:
+            raise ValueError("negative")
+        return x**0.5
+
+    check(good, ref, [(4.0,), (-1.0,)], name="sqrt")
+    assert capsys.readouterr().out.startswith("PASS")
+    with pytest.raises(LabError, match="the reference raises ValueError"):
+        check(lambda x: abs(x) ** 0.5, ref, [(4.0,), (-1.0,)], name="sqrt")
+
+
+def test_not_attempted_for_a_skeleton(capsys, monkeypatch):
+    def skeleton(x): ...
+
+    with pytest.raises(LabError, match="NOT ATTEMPTED: skel"):
+        check(skeleton, lambda x: x, [(1.0,), (2.0,)], name="skel")
+    monkeypatch.setenv(labs.STUDENT_ENV, "1")
+    check(skeleton, lambda x: x, [(1.0,), (2.0,)], name="skel")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("NOT ATTEMPTED: skel")
+
+
+def test_student_mode_never_raises(capsys, monkeypatch):
+    monkeypatch.setenv(labs.STUDENT_ENV, "1")
+    assert labs.student_mode()
+    check(lambda x: x + 1, lambda x: x, [(1.0,)], name="off by one")
+    assert capsys.readouterr().out.startswith("FAIL: off by one: case 1 of 1")
+    with pytest.raises(LabError):
+        check(lambda x: x + 1, lambda x: x, [(1.0,)], name="forced", strict=True)
+    monkeypatch.setenv(labs.STUDENT_ENV, "0")
+    assert not labs.student_mode()
+
+
+def test_generators_are_copied_so_both_draw_the_same():
+    check(
+        lambda rng, n: rng.standard_normal(n),
+        lambda rng, n: rng.standard_normal(n),
+        [(np.random.default_rng(3), 5), {"rng": np.random.default_rng(4), "n": 2}],
+        name="draws",
+    )
+
+
+def test_nan_and_inf_match_themselves():
+    value = np.array([np.nan, np.inf, 1.0])
+    check(lambda: value.copy(), lambda: value, [()], name="special")
+    with pytest.raises(LabError):
+        check(lambda: np.array([0.0, np.inf, 1.0]), lambda: value, [()], name="nan")
+
+
+def test_against_a_library_function():
+    relu = hermite.get_link("relu")
+
+    def coefficients(f, m_max):
+        return hermite.coefficients(f, m_max)
+
+    check(coefficients, hermite.coefficients, [(relu, 4)], name="a_m", rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, text",
+    [
+        ({"cases": []}, ValueError, "at least one case"),
+        ({"cases": [1.0]}, TypeError, r"cases\[0\]"),
+        ({"cases": "abc"}, TypeError, "list of cases"),
+        ({"name": ""}, ValueError, "name"),
+        ({"rtol": -1.0}, ValueError, "rtol"),
+        ({"atol": "0"}, TypeError, "atol"),
+        ({"strict": 1}, TypeError, "strict"),
+    ],
+)
+def test_bad_arguments(kwargs, error, text):
+    args = {"cases": [(1.0,)], "name": "x"} | kwargs
+    with pytest.raises(error, match=text):
+        check(lambda x: x, lambda x: x, **args)
+    with pytest.raises(TypeError, match="student_fn"):
+        check(1.0, lambda x: x, [(1.0,)], name="x")
