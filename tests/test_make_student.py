@@ -1,0 +1,126 @@
+"""Tests for scripts/make_student.py: the student edition has no solution content."""
+
+import ast
+import importlib.util
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "make_student", ROOT / "scripts/make_student.py"
+)
+make_student = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_student)
+
+LAB = '''def coefficient(m, n_points=80):
+    """The Hermite coefficient a_m of ReLU by Gauss-Hermite quadrature."""
+    # --- solution ---
+    z, w = np.polynomial.hermite_e.hermegauss(n_points)
+    a_m = np.sum(w * np.maximum(z, 0) * hermite_function(m, z))
+    return float(a_m / np.sqrt(2 * np.pi))
+    # --- end solution ---
+'''
+
+
+def _toy_notebook():
+    nb = nbformat.v4.new_notebook()
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb.cells = [
+        md("# A chapter\n\nText."),
+        code(
+            "import numpy as np\nfrom lib.hermite import hermite_function\n"
+            "from lib import labs"
+        ),
+        md(
+            "## Exercises\n\n````{exercise} ★ First\n:label: ex-first\nDo it.\n````\n\n"
+            "```{solution-start} ex-first\n:class: dropdown\n```\nSECRET prose one."
+        ),
+        code("secret_value = 42  # SECRET code"),
+        md(
+            "More SECRET prose.\n\n```{solution-end}\n```\n\n"
+            "````{exercise} ★★ Second\n:label: ex-second\nAnd this.\n````"
+        ),
+        md("```{solution-start} ex-second\n:class: dropdown\n```"),
+        code("print('SECRET')"),
+        md("```{solution-end}\n```"),
+        md(
+            "````{exercise} ★ Lab: a coefficient\n:label: lab-coefficient\n"
+            "Write it.\n````"
+        ),
+        code(LAB, metadata={"tags": ["lab-solution"]}),
+        code("labs.check(coefficient, lambda m: 0.5, [(1,)], name='a_1 of ReLU')"),
+    ]
+    return nb
+
+
+def test_toy_notebook_loses_its_solutions_and_keeps_its_exercises():
+    student = make_student.student_notebook(_toy_notebook(), "toy.ipynb")
+    text = "\n".join(c.source for c in student.cells)
+    assert "SECRET" not in text and "{solution" not in text
+    for label in ("ex-first", "ex-second", "lab-coefficient"):
+        assert f":label: {label}" in text
+    assert make_student.has_solution_content(student) == []
+    lab = next(c for c in student.cells if "lab-solution" in c.metadata.get("tags", []))
+    assert "hermegauss" not in lab.source and '"""The Hermite coefficient' in lab.source
+    assert "# --- solution ---\n    ...\n    # --- end solution ---" in lab.source
+
+
+def test_lab_skeleton_returns_none_and_the_check_says_not_attempted(
+    capsys, monkeypatch
+):
+    student = make_student.student_notebook(_toy_notebook(), "toy.ipynb")
+    monkeypatch.setenv("LIB_LABS_STUDENT", "1")
+    namespace = {}
+    for cell in student.cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)
+    assert namespace["coefficient"](1) is None
+    assert "secret_value" not in namespace
+    assert capsys.readouterr().out.startswith("NOT ATTEMPTED: a_1 of ReLU")
+
+
+def test_bad_sources_are_refused():
+    nb = _toy_notebook()
+    nb.cells[7].source = "no end here"
+    with pytest.raises(make_student.StudentEditionError, match="never closed"):
+        make_student.student_notebook(nb, "toy.ipynb")
+    nb = _toy_notebook()
+    nb.cells[9].source = "def f():\n    return 1\n"
+    with pytest.raises(make_student.StudentEditionError, match="marker lines"):
+        make_student.student_notebook(nb, "toy.ipynb")
+
+
+def _skeleton_functions_return_none(source):
+    """Every function in a skeleton cell has only a docstring, comments and `...`."""
+    tree = ast.parse(source)
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    for fn in functions:
+        body = [
+            s
+            for s in fn.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        ]
+        assert body == [], f"{fn.name} still has code: {ast.unparse(fn)}"
+    return len(functions)
+
+
+def test_the_books_student_notebooks(tmp_path):
+    written = make_student.stage(tmp_path)
+    assert len(written) == len(list((ROOT / "book").rglob("*.ipynb")))
+    assert os.path.exists(tmp_path / "src" / "_toc.yml")
+    for path in written:
+        nb = nbformat.read(path, as_version=4)
+        assert make_student.has_solution_content(nb) == [], path
+        original = nbformat.read(
+            ROOT / "book" / path.relative_to(tmp_path / "notebooks"), 4
+        )
+        n_ex = sum(c.source.count("{exercise}") for c in original.cells)
+        assert sum(c.source.count("{exercise}") for c in nb.cells) == n_ex, path
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None
+                if "lab-solution" in cell.metadata.get("tags", []):
+                    _skeleton_functions_return_none(cell.source)
