@@ -1,5 +1,5 @@
 # Two commands for a reader:  `make book`  and  `make test`.
-# Both create the virtual environment .venv on first use (only python3 >= 3.10 is needed).
+# Both create the virtual environment .venv on first use (only python3 >= 3.11 is needed).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book test test-fast bench data clean env
+.PHONY: book student test test-fast test-html test-min lab pdf bench data clean env
 
 env: $(VENV)/.installed
 
@@ -26,21 +26,65 @@ book: $(VENV)/.installed
 	@echo
 	@echo "The book is at: file://$(CURDIR)/_build/html/index.html"
 
+# The student edition: every exercise, no solutions, lab skeletons (scripts/make_student.py);
+# HTML in _build/student/html, notebooks to hand out in _build/student/notebooks.
+student: $(VENV)/.installed
+	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
+
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=600
+	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=600 -m "not html"
 
 test-fast: $(VENV)/.installed
-	$(BIN)/python -m pytest tests -m "not slow"
+	$(BIN)/python -m pytest tests -m "not slow and not html"
+
+# The browser test over every page of the built book (run `make book` first): needs
+# Debian's chromium and chromium-driver (apt-get install chromium chromium-driver);
+# screenshots of every page land in _build/screenshots/.
+test-html: $(VENV)/.installed
+	$(BIN)/python -m pytest tests/test_html.py -m html
+
+# The whole book as one PDF (_build/book.pdf), printed by the same headless chromium
+# from the built HTML (run `make book` first).
+pdf: $(VENV)/.installed
+	$(BIN)/python scripts/book_pdf.py --html _build/html --out _build/book.pdf
+
+# Read and run the notebooks in JupyterLab with jupyterlab-myst (blocks, macros and the
+# {eval} numbers render): installs requirements-lab.txt into .venv on first use.
+lab: $(VENV)/.lab-installed
+	$(BIN)/jupyter lab --ServerApp.root_dir=book
+
+$(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt
+	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
+	touch $@
+
+# The declared dependency floors (pyproject.toml) are real: a fresh venv with exactly
+# requirements-min.txt, the package installed from a copy of its files (not editable),
+# and the fast library tests run from outside the repository (so `lib` is the installed
+# one). Needs PyPI (the old versions are downloaded); 4 minutes on a busy 2-core machine.
+MINVENV ?= $(or $(TMPDIR),/tmp)/icl-book-venv-min
+test-min:
+	rm -rf $(MINVENV) && $(PYTHON) -m venv $(MINVENV)
+	$(MINVENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MINVENV)/bin/python -m pip install --quiet -r requirements-min.txt
+	mkdir -p $(MINVENV)/src && cp -r pyproject.toml README.md LICENSE lib $(MINVENV)/src/
+	$(MINVENV)/bin/python -m pip install --quiet $(MINVENV)/src
+	$(MINVENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(numpy|scipy|matplotlib|ipywidgets) "
+	cd $(MINVENV) && bin/python -c "import lib; assert 'site-packages' in lib.__file__"
+	cd $(MINVENV) && bin/python -m pytest $(CURDIR)/tests -m "not slow and not html" \
+		-p no:cacheprovider
 
 bench: $(VENV)/.installed
 	mkdir -p bench/results
 	$(BIN)/python bench/bench_solvers.py --threads 1 --markdown --out bench/results/solvers.md
 	$(BIN)/python bench/bench_theory.py --markdown > bench/results/theory.md
 
-# Large-d simulation tables lib/data/finite_size_*.csv/.json (about 2-3 hours on 2 cores;
-# resumes where an interrupted run stopped). See lib/data/README.md.
+# Large-d simulation tables lib/data/finite_size_*.csv/.json, one Dask task per row on a
+# local cluster of one worker per core (DATA_FLAGS="--scheduler tcp://host:8786" for an
+# existing cluster). Hours of computing (the h2 rows at d = 300/400 alone take 2-3
+# hours on a quiet 2-core machine); resumes where an interrupted run stopped. See lib/data/README.md.
+DATA_FLAGS ?=
 data: $(VENV)/.installed
-	$(BIN)/python scripts/make_finite_size.py
+	$(BIN)/python scripts/make_finite_size.py $(DATA_FLAGS)
 
 clean:
 	rm -rf _build

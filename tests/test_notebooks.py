@@ -1,0 +1,317 @@
+"""The notebooks work where readers open them (issue 12).
+
+- every notebook's first two cells are the setup and macros cells that
+  ``scripts/sync_notebooks.py`` writes (in sync with ``_config.yml``);
+- the setup cell is hidden in the HTML and a no-op (no output) where ``lib`` is present;
+- the macros defined in every notebook are exactly ``_config.yml``'s MathJax macros;
+- no notebook uses ``myst_nb.glue`` or ``{glue}`` roles (Colab has no myst_nb);
+- ``slow``: the package built as a wheel and installed NON-editable into a fresh virtual
+  environment runs every notebook copied out of the repository, each in its own
+  directory, in a plain Jupyter kernel; afterwards every ``{eval}`` name is bound to a
+  string in that kernel, so no placeholder is left where a number belongs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+yaml = pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "sync_notebooks", ROOT / "scripts" / "sync_notebooks.py"
+)
+sync = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sync)
+
+# The book checked: the repository, or a copy of it (BOOK_ROOT=/tmp/copy pytest ...).
+BOOK = Path(os.environ.get("BOOK_ROOT", ROOT)).resolve()
+CONFIG = sync.load_config(BOOK)
+NOTEBOOKS = sync.toc_notebooks(BOOK)
+IDS = [str(p.relative_to(BOOK / "book")) for p in NOTEBOOKS]
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell: dict) -> str:
+    src = cell["source"]
+    return "".join(src) if isinstance(src, list) else src
+
+
+def eval_names(nb: dict) -> list[str]:
+    """The names used in ``{eval}`` roles of the notebook's markdown cells, in order."""
+    names: list[str] = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            for name in EVAL_ROLE.findall(_source(cell)):
+                if name.strip() not in names:
+                    names.append(name.strip())
+    return names
+
+
+def test_toc_lists_notebooks():
+    assert len(NOTEBOOKS) >= 7, NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_in_sync(path):
+    """Run `python scripts/sync_notebooks.py` if this fails."""
+    text = path.read_text(encoding="utf-8")
+    assert sync.dumps(sync.synced(json.loads(text), CONFIG)) == text, (
+        f"{path.relative_to(BOOK)} is out of sync: run python scripts/sync_notebooks.py"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_setup_cell_first_and_hidden(path):
+    cell = _load(path)["cells"][0]
+    assert cell["cell_type"] == "code"
+    assert cell["metadata"].get("book_sync") == "setup"
+    tags = cell["metadata"].get("tags", [])
+    # hidden in the HTML but still executed by the inline build (remove-cell is not)
+    assert (
+        "remove-input" in tags and "remove-output" in tags and "remove-cell" not in tags
+    )
+    src = _source(cell)
+    assert 'find_spec("lib") is None' in src
+    assert CONFIG["repository"]["url"].rstrip("/") in src
+    assert max(len(line) for line in src.splitlines()) <= 88
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_macros_match_config(path):
+    cell = _load(path)["cells"][1]
+    assert cell["cell_type"] == "markdown"
+    assert cell["metadata"].get("book_sync") == "macros"
+    assert "remove-cell" in cell["metadata"].get("tags", [])
+    src = _source(cell)
+    expected = sync.macros(CONFIG)
+    assert expected, "no macros in _config.yml"
+    # MyST front matter (jupyterlab-myst) ...
+    assert sync.parse_frontmatter_macros(src) == expected
+    # ... and MathJax definitions (Jupyter without jupyterlab-myst, Colab)
+    defs = src.strip().splitlines()[-1]
+    for name, body in expected.items():
+        assert f"\\def\\{name}" in defs and f"{{{body}}}" in defs, name
+    assert defs.count("\\def") == len(expected)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_glue(path):
+    for i, cell in enumerate(_load(path)["cells"]):
+        src = _source(cell)
+        assert not re.search(r"\bglue\b|\{glue", src), (
+            f"cell {i} of {path.relative_to(BOOK)} uses glue; use {{eval}} roles"
+        )
+
+
+def test_no_foreign_imports():
+    for path in NOTEBOOKS:
+        assert not sync.foreign_imports(_load(path)), path
+
+
+def test_sync_is_idempotent(tmp_path):
+    """The script run twice on a copy changes nothing the second time."""
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(BOOK / name, tmp_path / name)
+    shutil.copytree(BOOK / "book", tmp_path / "book")
+    assert sync.main(["--root", str(tmp_path)]) == 0
+    first = {p: p.read_text() for p in sync.toc_notebooks(tmp_path)}
+    assert sync.main(["--root", str(tmp_path), "--check"]) == 0
+    assert sync.main(["--root", str(tmp_path)]) == 0
+    assert {p: p.read_text() for p in first} == first
+    for text in first.values():
+        nb = json.loads(text)
+        roles = [c["metadata"].get("book_sync") for c in nb["cells"]]
+        assert roles[:2] == ["setup", "macros"] and roles.count(None) == len(roles) - 2
+
+
+def test_setup_cell_is_silent_noop():
+    """Executed in a kernel where lib is importable, the setup cell prints nothing."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    sources = {_source(_load(p)["cells"][0]) for p in NOTEBOOKS}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sorted(sources)]
+    nb.cells.append(nbformat.v4.new_code_cell("import lib"))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    for cell in nb.cells:
+        assert cell.outputs == [], cell.outputs
+
+
+# --------------------------------------------------------------------------------------
+# slow: a fresh environment with the package installed from its wheel
+# --------------------------------------------------------------------------------------
+def _pins() -> list[str]:
+    """requirements.txt's `name==version` pins (the book's checked versions)."""
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    return [ln.split("#")[0].strip() for ln in lines if "==" in ln.split("#")[0]]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory):
+    """A fresh venv with the book's package installed, NOT editable, from a wheel.
+
+    The wheel is built from a copy of the package's files (nothing is written into the
+    repository) and installed with ``--no-deps``. The dependencies and ipykernel are
+    those of the running environment, made visible through a ``.pth`` line (a path
+    line only: the editable install of ``lib`` there is not activated, and the venv's
+    own site-packages, holding the wheel, come first). With ``BOOK_WHEEL_DEPS=pypi``
+    they are instead installed from PyPI at requirements.txt's pins (3 more minutes).
+    """
+    base = tmp_path_factory.mktemp("wheel-venv")
+    src = base / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(
+        ROOT / "lib", src / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    dist = base / "dist"
+    # build offline with this environment's setuptools where it has one (3.11 venvs do)
+    offline = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            *offline,
+            "-w",
+            str(dist),
+            str(src),
+        ]
+    )
+    wheel = next(dist.glob("*.whl"))
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    py = venv / "bin" / "python"
+    purelib = _run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    ).stdout.strip()
+    site = Path(purelib).resolve()
+    if os.environ.get("BOOK_WHEEL_DEPS") == "pypi":
+        constraints = base / "constraints.txt"
+        constraints.write_text("\n".join(_pins()) + "\n")
+        _run(
+            [
+                str(py),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "-c",
+                str(constraints),
+                str(wheel),
+                "ipykernel",
+            ]
+        )
+    else:
+        import sysconfig
+
+        here = Path(sysconfig.get_paths()["purelib"]).resolve()
+        (site / "zz_book_deps.pth").write_text(f"{here}\n")
+        _run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)])
+    kernels = base / "kernels"
+    (kernels / "book-wheel").mkdir(parents=True)
+    spec = {
+        "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "book wheel",
+        "language": "python",
+    }
+    (kernels / "book-wheel" / "kernel.json").write_text(json.dumps(spec))
+    return {"python": py, "kernels": kernels, "site": site}
+
+
+HELPER_CELL = """\
+def _book_check_evals(names, cell):
+    missing = [n for n in names if n not in globals()]
+    assert not missing, f"markdown cell {cell}: {{eval}} names undefined: {missing}"
+    bad = [n for n in names if not isinstance(globals()[n], str)]
+    assert not bad, f"markdown cell {cell}: {{eval}} names not strings: {bad}"
+"""
+WHERE_CELL = """\
+import os as _os
+import lib as _lib
+_where = _os.path.realpath(_lib.__file__)
+assert _where.startswith({site!r}), f"lib imported from {{_where}}, not the wheel"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
+    """Copied out of the repository, the notebook runs with the wheel-installed lib.
+
+    After each markdown cell with ``{eval}`` roles a check cell asserts that every name
+    is bound to a string at that point, as the inline build and jupyterlab-myst read
+    them; the last cell checks that ``lib`` is the installed wheel.
+    """
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    work = tmp_path / path.stem
+    work.mkdir()
+    copy = work / path.name
+    shutil.copy(path, copy)
+    nb = nbformat.read(copy, as_version=4)
+    new = nbformat.v4.new_code_cell
+    cells = [new(HELPER_CELL)]
+    for i, cell in enumerate(nb.cells):
+        cells.append(cell)
+        names = eval_names({"cells": [cell]})
+        if names:
+            cells.append(new(f"_book_check_evals({names!r}, {i})"))
+    cells.append(new(WHERE_CELL.format(site=str(wheel_venv["site"]))))
+    nb.cells = cells
+    ksm = KernelSpecManager(kernel_dirs=[str(wheel_venv["kernels"])])
+    km = KernelManager(kernel_name="book-wheel", kernel_spec_manager=ksm)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    client = nbclient.NotebookClient(
+        nb, km=km, timeout=600, resources={"metadata": {"path": str(work)}}
+    )
+    client.execute(env=env)  # a plain kernel: no PYTHONPATH, cwd outside the repo
+
+
+def test_check_mode_detects_a_changed_macro(tmp_path):
+    """A macro changed in _config.yml makes `--check` fail until the script runs."""
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(BOOK / name, tmp_path / name)
+    shutil.copytree(BOOK / "book", tmp_path / "book")
+    assert sync.main(["--root", str(tmp_path)]) == 0
+    cfg = tmp_path / "_config.yml"
+    text = cfg.read_text()
+    assert 'rhonl: "\\\\rho_{\\\\mathrm{nl}}"' in text
+    cfg.write_text(
+        text.replace(
+            'rhonl: "\\\\rho_{\\\\mathrm{nl}}"', 'rhonl: "\\\\rho_{\\\\text{nl}}"'
+        )
+    )
+    assert sync.main(["--root", str(tmp_path), "--check"]) == 1
+    assert sync.main(["--root", str(tmp_path)]) == 0
+    nb = json.loads(sync.toc_notebooks(tmp_path)[0].read_text())
+    assert sync.parse_frontmatter_macros(_source(nb["cells"][1]))["rhonl"] == (
+        "\\rho_{\\text{nl}}"
+    )
