@@ -278,11 +278,15 @@ def gamma_from_weights(W_kq: Any, W_pv: Any) -> np.ndarray:
     of ``W_pv`` is read, so ``V11`` and ``v12`` never matter. With
     ``C = (1/ell) sum_i z_i z_i^T`` the remaining terms are
 
-    .. math:: \\hat y = [v_{21}^\\top, v_{22}]\\, C \\begin{pmatrix} W_{11} x_q \\\\
-              w_{21}^\\top x_q \\end{pmatrix}
-              = v_{22}\\, x_q^\\top W_{11}^\\top \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i x_i
-              + v_{22}\\, x_q^\\top w_{21} \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i^2
-              + (\\text{terms with } v_{21}).
+    .. math::
+
+        \\begin{aligned}
+        \\hat y &= [v_{21}^\\top, v_{22}]\\, C \\begin{pmatrix} W_{11} x_q \\\\
+                  w_{21}^\\top x_q \\end{pmatrix} \\\\
+                &= v_{22}\\, x_q^\\top W_{11}^\\top \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i x_i
+                  + v_{22}\\, x_q^\\top w_{21} \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i^2
+                  + (\\text{terms with } v_{21}).
+        \\end{aligned}
 
     Matching with ``<Gamma, H_Z> = x_q^T Gamma_1 (d/ell) sum_i y_i x_i + x_q^T gamma_2 (1/ell) sum_i y_i^2``:
 

@@ -900,9 +900,11 @@ def label_moments(teacher: Any, rho: float) -> LabelMoments:
 
     .. math::
 
-        E[yz] = a_1, \\quad E[y^2] = E[f^2] + \\rho, \\quad
-        E[y^2 z^2] = E[f^2 z^2] + \\rho, \\quad
-        E[y^4] = E[f^4] + 6\\rho\\,E[f^2] + 3\\rho^2 .
+        \\begin{aligned}
+        E[yz] &= a_1, & E[y^2] &= E[f^2] + \\rho, \\\\
+        E[y^2 z^2] &= E[f^2 z^2] + \\rho,
+            & E[y^4] &= E[f^4] + 6\\rho\\,E[f^2] + 3\\rho^2 .
+        \\end{aligned}
 
     The first two are all the equivalence theorem keeps; :math:`E[y^2 z^2]` (how the
     label variance grows along the task) and :math:`E[y^4]` (the tails of the labels)

@@ -233,9 +233,11 @@ def dM_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
 
     .. math::
 
-        M_\kappa'(x) = -\frac12 M_\kappa(x)^2 \left(1 + \frac{x + 1 + 1/\kappa}
-        {\sqrt{(x + 1 - 1/\kappa)^2 + 4x/\kappa}}\right),
-        \qquad M_\infty'(x) = -\frac{1}{(1 + x)^2}.
+        \begin{aligned}
+        M_\kappa'(x) &= -\frac12 M_\kappa(x)^2 \left(1 + \frac{x + 1 + 1/\kappa}
+            {\sqrt{(x + 1 - 1/\kappa)^2 + 4x/\kappa}}\right), \\
+        M_\infty'(x) &= -\frac{1}{(1 + x)^2}.
+        \end{aligned}
 
     Parameters
     ----------
@@ -575,9 +577,11 @@ def icl_error(
 
     .. math::
 
-        e = \Big(k^* - \frac{1}{\tau-1}\Big)(1+x^*)(x^* m^*)^2
-            + \frac{3-2\tau}{\tau-1} m^* x^{*2}
-            + \Big(\frac{(1+\rho)m^*}{\tau-1} + 1\Big)x^* + \frac{\rho m^*}{\tau-1} + \rho .
+        \begin{aligned}
+        e = {}& \Big(k^* - \frac{1}{\tau-1}\Big)(1+x^*)(x^* m^*)^2
+            + \frac{3-2\tau}{\tau-1} m^* x^{*2} \\
+            &+ \Big(\frac{(1+\rho)m^*}{\tau-1} + 1\Big)x^* + \frac{\rho m^*}{\tau-1} + \rho .
+        \end{aligned}
 
     Ridgeless, :math:`\tau = 1`: the interpolation peak, the error is ``inf``
     (returned on purpose, without a warning).
@@ -589,10 +593,12 @@ def icl_error(
 
     .. math::
 
-        c = \frac{\rho + \nu - \nu^2 S - \varepsilon(1 - 2\nu S - \nu^2 S')}
-                 {1 - 2\varepsilon S - \varepsilon^2 S' - \tau}, \qquad
-        e = (1+x^*)\big(1 - 2\nu S - \nu^2 S' - c(S + \varepsilon S')\big)
+        \begin{aligned}
+        c &= \frac{\rho + \nu - \nu^2 S - \varepsilon(1 - 2\nu S - \nu^2 S')}
+                 {1 - 2\varepsilon S - \varepsilon^2 S' - \tau}, \\
+        e &= (1+x^*)\big(1 - 2\nu S - \nu^2 S' - c(S + \varepsilon S')\big)
             - 2(1 - \nu S) + 1 + \rho .
+        \end{aligned}
 
     It is finite at :math:`\tau = 1` and tends to the ridgeless value as
     :math:`\lambda \to 0^+` on both sides of :math:`\tau = 1`.
@@ -802,13 +808,16 @@ def optimal_lambda(
 
     .. math::
 
-        \lambda^* = \frac{(1 + x^*)^2\, e_\infty}{\tau}
-                  = \frac{(1 + x^*)\,\big(x^* + \rho(1 + x^*)\big)}{\tau},
-        \qquad e_\infty = \rho + \frac{x^*}{1 + x^*} \ (:func:`icl_limit`),
+        \begin{aligned}
+        \lambda^* &= \frac{(1 + x^*)^2\, e_\infty}{\tau}
+                  = \frac{(1 + x^*)\,\big(x^* + \rho(1 + x^*)\big)}{\tau}, \\
+        e_\infty &= \rho + \frac{x^*}{1 + x^*},
+        \end{aligned}
 
-    i.e. the penalty :math:`(n/d)\lambda^* = d\,(1+x^*)^2 e_\infty` does not grow
-    with :math:`n`: the irreducible error :math:`e_\infty` plays the role of the noise
-    in the familiar "noise over signal" optimal ridge. For finite :math:`\kappa`
+    with :math:`e_\infty` the value of :func:`icl_limit`; i.e. the penalty
+    :math:`(n/d)\lambda^* = d\,(1+x^*)^2 e_\infty` does not grow with :math:`n`: the
+    irreducible error :math:`e_\infty` plays the role of the noise in the familiar
+    "noise over signal" optimal ridge. For finite :math:`\kappa`
     (observed at :math:`\alpha = 2, \rho = 0.1`): :math:`\lambda^*` is close to this
     value at small :math:`\tau`; at large :math:`\tau` it becomes exactly 0 for
     :math:`\kappa \gtrsim 0.9` (the ICL error then increases with :math:`\lambda`
@@ -938,10 +947,12 @@ def pure_noise_error(
 
     .. math::
 
-        e = \rho_{nl}\Big[1 + \frac1\tau\big(m(-\mu) - \mu\, m'(-\mu)\big)\Big]
-          = \rho_{nl}\Big[1 + \frac{2\gamma}{s\,(\mu + 1 + \gamma + s)}\Big],
-        \qquad \mu = \frac{\lambda\alpha}{\rho_{nl}},\ \gamma = \frac1\tau,\
+        \begin{aligned}
+        e &= \rho_{nl}\Big[1 + \frac1\tau\big(m(-\mu) - \mu\, m'(-\mu)\big)\Big]
+           = \rho_{nl}\Big[1 + \frac{2\gamma}{s\,(\mu + 1 + \gamma + s)}\Big], \\
+        \mu &= \frac{\lambda\alpha}{\rho_{nl}},\quad \gamma = \frac1\tau,\quad
         s = \sqrt{(\mu + 1 - \gamma)^2 + 4\gamma\mu},
+        \end{aligned}
 
     with :math:`m(z) = \big(1 - \gamma - z - \sqrt{(1-\gamma-z)^2 - 4\gamma z}\big)/(2\gamma z)`
     the Marchenko-Pastur Stieltjes transform at ratio :math:`\gamma`. Ridgeless
@@ -1078,9 +1089,12 @@ def nonlinear_idg_error(
 
     .. math::
 
-        e_f = a_1^2\, e^{\mathrm{IDG}}_{\mathrm{lin}}\big(\alpha, \kappa, \tau, \rho_{nl}/a_1^2\big)
-        \quad (a_1 \ne 0), \qquad
-        e_f = e_{\mathrm{noise}}(\rho_{nl}, \alpha, \tau, 0) \quad (a_1 = 0),
+        e_f =
+        \begin{cases}
+        a_1^2\, e^{\mathrm{IDG}}_{\mathrm{lin}}\big(\alpha, \kappa, \tau, \rho_{nl}/a_1^2\big)
+            & a_1 \ne 0, \\
+        e_{\mathrm{noise}}(\rho_{nl}, \alpha, \tau, 0) & a_1 = 0,
+        \end{cases}
 
     with :func:`idg_error` and :func:`pure_noise_error`. For :math:`a_1 = 0` no task
     information is learned, so the IDG error equals the ICL error. Conventions as in
@@ -1550,9 +1564,11 @@ def context_ridge_error(
 
     .. math::
 
-        e = s^2 + \frac{1}{\alpha^2}\Big[-a_1^2 r^2 M'_\alpha(r/\alpha)
-            + s^2\big(\alpha M_\alpha(r/\alpha) + r M'_\alpha(r/\alpha)\big)\Big],
-        \qquad s^2 = \rho_{nl} - 2 v_0 a_0 + v_0^2 ,
+        \begin{aligned}
+        e &= s^2 + \frac{1}{\alpha^2}\Big[-a_1^2 r^2 M'_\alpha(r/\alpha)
+            + s^2\big(\alpha M_\alpha(r/\alpha) + r M'_\alpha(r/\alpha)\big)\Big], \\
+        s^2 &= \rho_{nl} - 2 v_0 a_0 + v_0^2 ,
+        \end{aligned}
 
     where :math:`M_\alpha` is :func:`M_kappa` at :math:`\kappa = \alpha` (the tokens'
     Gram matrix :math:`X^\top X` is :math:`\alpha` times a sample covariance of
