@@ -51,6 +51,19 @@ _BASELINES = ("bayes", "dmmse")
 _SETTINGS = ("idg", "icl")
 
 
+
+def _context_size(d: Any, alpha: Any) -> tuple[int, float, int]:
+    """Validate ``d`` and ``alpha`` and return ``(d, alpha, ell)``, ``ell = round(alpha d) >= 1``."""
+    d = check_int("d", d, low=1)
+    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
+    ell = int(round(alpha * d))
+    if ell < 1:
+        raise ValueError(
+            f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}; "
+            f"alpha must be at least 1/d = {1.0 / d:g} here"
+        )
+    return d, alpha, ell
+
 def _check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)`` and return float arrays."""
     X = check_real("X", X)
@@ -267,14 +280,7 @@ def baseline_errors(
 
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
-    d = check_int("d", d, low=1)
-    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
-    ell = int(round(alpha * d))
-    if ell < 1:
-        raise ValueError(
-            f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}; "
-            f"alpha must be at least 1/d = {1.0 / d:g} here"
-        )
+    d, alpha, ell = _context_size(d, alpha)
     prior_tasks = _check_tasks(prior_tasks, d)
     rho = _check_rho(rho)
     if not isinstance(setting, str) or setting not in _SETTINGS:
@@ -400,14 +406,7 @@ def context_ridge_errors(
 
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    d = check_int("d", d, low=1)
-    alpha = float(check_real("alpha", alpha, low=0.0, low_open=True))
-    ell = int(round(alpha * d))
-    if ell < 1:
-        raise ValueError(
-            f"alpha = {alpha!r} gives ell = round(alpha * d) = 0 context tokens at d = {d}; "
-            f"alpha must be at least 1/d = {1.0 / d:g} here"
-        )
+    d, alpha, ell = _context_size(d, alpha)
     rho = _check_rho(rho)
     n_test = check_int("n_test", n_test, low=2)
     f = _resolve(teacher)
