@@ -33,7 +33,11 @@ def _thebe_on(app) -> bool:
 
 def _is_thebe(script) -> bool:
     body = getattr(script, "attributes", {}).get("body", "") or ""
-    return "THEBE_JS_URL" in body or "sphinx-thebe" in str(script) or "thebe@" in str(script)
+    return (
+        "THEBE_JS_URL" in body
+        or "sphinx-thebe" in str(script)
+        or "thebe@" in str(script)
+    )
 
 
 def _is_widget_state(script) -> bool:
@@ -55,13 +59,19 @@ def clean_scripts(app, pagename, templatename, context, doctree):
     seen, kept = set(), []
     for script in scripts:
         key = _key(script)
-        if key in seen or _is_widget_state(script) or (not keep_thebe and _is_thebe(script)):
+        if (
+            key in seen
+            or _is_widget_state(script)
+            or (not keep_thebe and _is_thebe(script))
+        ):
             continue
         seen.add(key)
         kept.append(script)
     context["script_files"] = kept
     if not keep_thebe and context.get("css_files"):
-        context["css_files"] = [c for c in context["css_files"] if "thebe" not in str(c)]
+        context["css_files"] = [
+            c for c in context["css_files"] if "thebe" not in str(c)
+        ]
 
 
 def add_static(app):
