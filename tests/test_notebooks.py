@@ -227,8 +227,10 @@ def wheel_venv(tmp_path_factory):
         import sysconfig
 
         here = Path(sysconfig.get_paths()["purelib"]).resolve()
-        (site / "zz_book_deps.pth").write_text(f"{here}\n")
+        # the wheel first: once the book's environment is visible through the .pth,
+        # pip would see its (editable) icl-nonlinear-book and skip the wheel
         _run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)])
+        (site / "zz_book_deps.pth").write_text(f"{here}\n")
     kernels = base / "kernels"
     (kernels / "book-wheel").mkdir(parents=True)
     spec = {
