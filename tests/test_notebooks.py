@@ -161,7 +161,10 @@ def _pins() -> list[str]:
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, check=True, capture_output=True, text=True)
+    # no PYTHONPATH: other tests (the Dask ones) set it to the repository, where pip
+    # would find the editable install's metadata and skip installing the wheel
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +232,8 @@ def wheel_venv(tmp_path_factory):
         here = Path(sysconfig.get_paths()["purelib"]).resolve()
         # the wheel first: once the book's environment is visible through the .pth,
         # pip would see its (editable) icl-nonlinear-book and skip the wheel
-        _run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)])
+        _run([str(py), "-m", "pip", "install", "--quiet", "--no-deps",
+              "--ignore-installed", str(wheel)])
         (site / "zz_book_deps.pth").write_text(f"{here}\n")
     kernels = base / "kernels"
     (kernels / "book-wheel").mkdir(parents=True)
