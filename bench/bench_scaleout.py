@@ -1,6 +1,6 @@
 """Benchmark of the large-d data pipeline: Dask throughput and single-fit scaling.
 
-Run by hand on a quiet machine (about 15 minutes on 2 cores; other jobs distort both
+Run by hand on a quiet machine (about 20 minutes on 2 cores; other jobs distort both
 tables, so the header records the load average):
 
     .venv/bin/python bench/bench_scaleout.py --markdown --out bench/results/scaleout.md
@@ -9,9 +9,12 @@ tables, so the header records the load average):
 Tables:
 
 1. Throughput of ``scripts/make_finite_size.py`` on a fixed small grid (experiment
-   ``teachers``: seven teachers and their Gaussian equivalents, d = 40 and 60, two
-   draws, 20,000 test contexts; 56 rows), run on a local Dask cluster with 1 and then 2
-   single-threaded workers (one BLAS thread each), into temporary folders: rows per
+   ``teachers``: seven teachers and their Gaussian equivalents, d = 80 and 100, two
+   draws, 20,000 test contexts; 56 rows of 1-4 s each, so that the fixed costs of a
+   run (the workers' first imports, the last row finishing alone) are small next to
+   the work, as in the real studies, whose rows take minutes), run on a local Dask
+   cluster with 1 and then 2 single-threaded workers (one BLAS thread each), into
+   temporary folders: rows per
    minute and the ratio. The two runs must produce the same rows (checked here: every
    number equal to 1e-12 relative), because each row's seed is fixed by its grid position.
 2. One pretraining fit (matrix-free preconditioned CG, ridgeless) at alpha = 2,
@@ -47,7 +50,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 ALPHA, KAPPA, TAU, RHO = 2.0, float("inf"), 3.0, 0.1
-GRID = dict(name="teachers", dims=(40, 60), draws=2, n_test=20_000)
+GRID = dict(name="teachers", dims=(80, 100), draws=2, n_test=20_000)
 
 
 def _script():
@@ -146,22 +149,23 @@ def scaling_table(markdown: bool, quick: bool) -> str:
     ds = (100, 150, 200) if quick else (100, 150, 200, 300, 400)
     res = []
     for d in ds:
+        load = os.getloadavg()[0]
         out, mem = run_child(d)
-        res.append((d, out, mem))
+        res.append((d, out, mem, load))
         print(f"  d = {d}: fit {out['fit_seconds']:.1f} s, {mem:.2f} GiB", file=sys.stderr)
     n_of = {d: round(TAU * d * d) for d in ds}
-    d_ref, out_ref, _ = res[-1]
+    d_ref, out_ref, _, _ = res[-1]
     c = out_ref["fit_seconds"] / (out_ref["iterations"] * n_of[d_ref] * d_ref**2)
     rows = []
-    for d, out, mem in res:
+    for d, out, mem, load in res:
         model = c * out["iterations"] * n_of[d] * d**2
         rows.append([str(d), f"{n_of[d]:,}", f"{d * (d + 1):,}", f"{out['sample_seconds']:.1f}",
                      f"{out['fit_seconds']:.1f}", str(out["iterations"]), f"{model:.1f}",
-                     f"{mem:.2f}"])
+                     f"{mem:.2f}", f"{load:.1f}"])
     title = (f"One ridgeless fit, matrix-free CG, alpha = {ALPHA:g}, kappa = inf, "
              f"tau = {TAU:g}, one BLAS thread; model t = c * its * n * d^2 with "
              f"c = {c:.2e} s fitted at d = {d_ref}")
-    cols = ["d", "n", "p", "sample s", "fit s", "CG its", "model s", "peak GiB"]
+    cols = ["d", "n", "p", "sample s", "fit s", "CG its", "model s", "peak GiB", "load"]
     return render(title, cols, rows, markdown)
 
 
