@@ -379,7 +379,7 @@ def spectral_figure(teacher: str = "h2", preprocess: str = "tanh", alpha: float 
                     rho: float = 0.1, alpha_range: tuple[float, float] = (0.2, 50.0)):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`c^2(\alpha)` (:func:`lib.theory.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
     Bayes-optimal link (:func:`lib.theory.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
@@ -407,7 +407,7 @@ def spectral_figure(teacher: str = "h2", preprocess: str = "tanh", alpha: float 
               color="0.1", label=rf"$\alpha = {alpha:.3g}$")
     if np.isfinite(a_c):
         left.axvline(a_c, ls=":", color="0.4", label=rf"$\alpha_c = {a_c:.2f}$")
-    left.set_ylabel(r"squared overlap $c^2$")
+    left.set_ylabel(r"squared overlap $\cos^2\theta$")
     plotting.theory_line(right, grid, err, label="spectral, theory")
     plotting.theory_line(right, grid, la, label="linear attention", ls="--")
     right.axhline(theory.effective_noise(teacher, rho), color="0.4", ls=":",
