@@ -222,10 +222,10 @@ def linear_attention(Z: Any, W_kq: Any, W_pv: Any) -> np.ndarray:
     .. math:: Z + \\frac{1}{\\ell} W_{pv} Z M (Z^\\top W_{kq} Z),
               \\qquad M = \\operatorname{diag}(1, \\dots, 1, 0),
 
-    i.e. every token attends, with linear (un-normalised, no softmax) scores
-    ``z_i^T W_kq z_j``, to the ``ell`` context tokens only (the mask ``M`` drops the query
-    token as a key) and the sum is divided by ``ell``. The prediction is the entry
-    ``(d+1, ell+1)`` (label row, query column):
+    i.e. every token attends, with linear (un-normalized, no softmax) scores
+    ``Z_i^T W_kq Z_j`` between columns of ``Z``, to the ``ell`` context tokens only (the
+    mask ``M`` drops the query token as a key) and the sum is divided by ``ell``. The
+    prediction is the entry ``(d+1, ell+1)`` (label row, query column):
 
     .. math:: \\hat y = \\frac{1}{\\ell} \\sum_{i=1}^{\\ell}
               (W_{pv} z_i)_{d+1} \\; z_i^\\top W_{kq} z_{\\ell+1}.
@@ -269,31 +269,31 @@ def gamma_from_weights(W_kq: Any, W_pv: Any) -> np.ndarray:
 
     Write the blocks (``d x d``, ``d x 1``, ``1 x d``, ``1 x 1``)
 
-    .. math:: W_{kq} = \\begin{pmatrix} W_{11} & w_{12} \\\\ w_{21}^\\top & w_{22}\\end{pmatrix},
+    .. math:: W_{kq} = \\begin{pmatrix} K_{11} & k_{12} \\\\ k_{21}^\\top & k_{22}\\end{pmatrix},
               \\quad
               W_{pv} = \\begin{pmatrix} V_{11} & v_{12} \\\\ v_{21}^\\top & v_{22}\\end{pmatrix}.
 
     In the prediction of :func:`linear_attention`, ``W_kq`` acts on the query token
-    ``[x_q; 0]``, so its last column (``w12``, ``w22``) is multiplied by 0; only the last row
+    ``[x_q; 0]``, so its last column (``k12``, ``k22``) is multiplied by 0; only the last row
     of ``W_pv`` is read, so ``V11`` and ``v12`` never matter. With
-    ``C = (1/ell) sum_i z_i z_i^T`` the remaining terms are
+    ``C = (1/ell) sum_i (x_i; y_i)(x_i; y_i)^T`` the remaining terms are
 
     .. math::
 
         \\begin{aligned}
-        \\hat y &= [v_{21}^\\top, v_{22}]\\, C \\begin{pmatrix} W_{11} x_q \\\\
-                  w_{21}^\\top x_q \\end{pmatrix} \\\\
-                &= v_{22}\\, x_q^\\top W_{11}^\\top \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i x_i
-                  + v_{22}\\, x_q^\\top w_{21} \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i^2
+        \\hat y &= [v_{21}^\\top, v_{22}]\\, C \\begin{pmatrix} K_{11} x_q \\\\
+                  k_{21}^\\top x_q \\end{pmatrix} \\\\
+                &= v_{22}\\, x_q^\\top K_{11}^\\top \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i x_i
+                  + v_{22}\\, x_q^\\top k_{21} \\tfrac{1}{\\ell}\\textstyle\\sum_i y_i^2
                   + (\\text{terms with } v_{21}).
         \\end{aligned}
 
     Matching with ``<Gamma, H_Z> = x_q^T Gamma_1 (d/ell) sum_i y_i x_i + x_q^T gamma_2 (1/ell) sum_i y_i^2``:
 
-    .. math:: \\Gamma = v_{22} \\big[\\, W_{11}^\\top / d ,\\; w_{21} \\,\\big] .
+    .. math:: \\Gamma = v_{22} \\big[\\, K_{11}^\\top / d ,\\; k_{21} \\,\\big] .
 
-    The factor ``1/d`` compensates the ``d/ell`` normalisation of ``h`` in ``H_Z``.
-    The ``v21`` terms are ``x_q^T W_11^T C_xx v21 + (x_q^T w21) v21^T (1/ell) sum_i y_i x_i``;
+    The factor ``1/d`` compensates the ``d/ell`` normalization of ``u`` in ``H_Z``.
+    The ``v21`` terms are ``x_q^T K_11^T C_xx v21 + (x_q^T k21) v21^T (1/ell) sum_i y_i x_i``;
     the first involves ``C_xx = (1/ell) sum_i x_i x_i^T``, which is not a function of
     ``H_Z``, so the reduced model assumes ``v21 = 0`` (as in Lu et al.); this function
     refuses weights with ``v21 != 0`` rather than return a ``Gamma`` that predicts
@@ -334,9 +334,9 @@ def gamma_from_weights(W_kq: Any, W_pv: Any) -> np.ndarray:
 
 
 def weights_from_gamma(gamma: Any) -> tuple[np.ndarray, np.ndarray]:
-    """One choice of attention weights realising a given ``Gamma`` (inverse of :func:`gamma_from_weights`).
+    """One choice of attention weights realizing a given ``Gamma`` (inverse of :func:`gamma_from_weights`).
 
-    Takes ``v22 = 1``, ``W11 = d Gamma_1^T``, ``w21 = gamma_2`` and zeros elsewhere, so
+    Takes ``v22 = 1``, ``K11 = d Gamma_1^T``, ``k21 = gamma_2`` and zeros elsewhere, so
     every ``Gamma`` is reachable and fitting ``Gamma`` is the same as fitting the layer.
 
     Parameters
@@ -674,11 +674,11 @@ def fit_gamma(
     """Ridge pretraining of the reduced attention parameter ``Gamma``.
 
     .. math:: \\Gamma^* = \\arg\\min_\\Gamma \\sum_{\\mu=1}^n
-              \\big(y_\\mu - x_\\mu^\\top \\Gamma f_\\mu\\big)^2
+              \\big(y_\\mu - x_\\mu^\\top \\Gamma \\phi_\\mu\\big)^2
               + \\frac{n}{d} \\lambda \\|\\Gamma\\|_F^2 .
 
-    With ``theta = vec(Gamma)`` (columns stacked) and rows ``phi_mu = f_mu kron x_mu`` of the
-    design matrix ``Phi`` (n x p, ``p = d(d+1)``) this is ridge regression
+    With ``theta = vec(Gamma)`` (columns stacked) and rows ``vec(x_mu phi_mu^T) = phi_mu kron
+    x_mu`` of the design matrix ``Phi`` (n x p, ``p = d(d+1)``) this is ridge regression
     ``(Phi^T Phi + (n/d) lam I) theta = Phi^T y``. At ``lam = 0`` the **minimum-norm**
     solution is returned: the least-squares solution when ``n >= p`` (unique for a
     full-rank design), the interpolator of smallest Frobenius norm when ``n < p`` (the
@@ -689,7 +689,7 @@ def fit_gamma(
     queries : array_like, shape (n, d)
         Query tokens ``x_mu`` (the matrix ``X``).
     features : array_like, shape (n, d + 1)
-        Context features ``f_mu`` (the matrix ``F``).
+        Context features ``phi_mu = (u_mu, q_mu)`` (the matrix ``F``).
     targets : array_like, shape (n,)
         Query labels ``y_mu``.
     lam : float
@@ -788,12 +788,14 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     .. math:: e(\\Gamma) = 1 + \\rho - \\frac{2}{d}\\operatorname{tr}(\\Gamma A)
               + \\frac{1+\\rho}{d}\\operatorname{tr}(\\Gamma^\\top \\Gamma B),
 
-    .. math:: A = \\begin{pmatrix} R \\\\ (1+\\rho)\\mu^\\top \\end{pmatrix}, \\quad
-              B = \\begin{pmatrix} I/\\alpha + (1 + 1/\\ell) R/(1+\\rho) & (1+2/\\ell)\\mu \\\\
-                  (1+2/\\ell)\\mu^\\top & (1+\\rho)(1+2/\\ell) \\end{pmatrix},
+    .. math:: A = \\begin{pmatrix} R \\\\ (1+\\rho)\\bar w^\\top \\end{pmatrix}, \\quad
+              B = \\begin{pmatrix} I/\\alpha + (1 + 1/\\ell) R/(1+\\rho) & (1+2/\\ell)\\bar w \\\\
+                  (1+2/\\ell)\\bar w^\\top & (1+\\rho)(1+2/\\ell) \\end{pmatrix},
 
-    ``alpha = ell / d``. It is ``rho + (1/d) E||w - Gamma f||^2`` (average over the query)
-    with ``E[f w^T] = A`` and ``E[f f^T] = (1 + rho) B``.
+    ``alpha = ell / d``, :math:`R = \\mathbb E[w w^\\top]` and :math:`\\bar w = \\mathbb E[w]` (the
+    task's second moment and mean). It is ``rho + (1/d) E||w - Gamma phi||^2`` (average over
+    the query) with ``E[phi w^T] = A`` and ``E[phi phi^T] = (1 + rho) B``, where
+    ``phi = (u, q)`` is the context feature vector.
 
     Parameters
     ----------
@@ -803,8 +805,8 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     rho : float
         Label-noise variance (>= 0).
     tasks : None or array_like, shape (k, d)
-        ``None``: ICL error, a fresh task per context (``R = I``, ``mu = 0``). Otherwise the
-        IDG error on this task set: ``R = (1/k) sum_j w_j w_j^T``, ``mu = (1/k) sum_j w_j``.
+        ``None``: ICL error, a fresh task per context (``R = I``, ``w_bar = 0``). Otherwise the
+        IDG error on this task set: ``R = (1/k) sum_j w_j w_j^T``, ``w_bar = (1/k) sum_j w_j``.
         The rows must have squared norm ``d`` (the formula uses ``||w||^2 = d``).
 
     Returns
@@ -954,7 +956,7 @@ def simulate_peak_bytes(
 ) -> float:
     """Estimated peak memory of one :func:`simulate` call, in bytes.
 
-    The task set (``8 k d``, twice while it is normalised), the pretraining features
+    The task set (``8 k d``, twice while it is normalized), the pretraining features
     (``8 n (2d + 2)``), the larger of the sampler's batch temporaries and the solver's
     extra memory (:func:`fit_peak_bytes`), and for a nonlinear teacher one batch of test
     contexts (:func:`mc_peak_bytes`). Checked against tracemalloc peaks in

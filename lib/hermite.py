@@ -16,7 +16,7 @@ attention (chapter 3).
 
 Numerics
 --------
-* ``h_m`` is evaluated with the three-term recurrence of the *normalised* functions,
+* ``h_m`` is evaluated with the three-term recurrence of the *normalized* functions,
   :math:`h_{m+1}(z) = (z h_m(z) - \\sqrt{m}\\, h_{m-1}(z)) / \\sqrt{m+1}`, which never
   forms ``He_m(z)`` or ``m!`` and is stable to degree 100 and beyond.
 * Gaussian integrals of an arbitrary callable use :func:`scipy.integrate.cubature`
@@ -24,12 +24,12 @@ Numerics
   strategy) on ``[-36, 36]`` cut at every integer of ``[-20, 20]``. All coefficients and
   ``E[f^2]`` are integrated together, with the weight split as ``sqrt(phi)`` on each
   factor so that nothing overflows. Adaptive bisection finds kinks and jumps whose
-  location is not known in advance (a step at ``z = 0.5``, ``floor``, ``|z - c|``);
+  location is not known in advance (a step at ``z = 0.5``, ``floor``, ``|z - z0|``);
   a fixed Gauss-Hermite rule cannot (200 nodes are off by about 2e-2 for a step at
   0.5).
 * Before integrating, ``f`` is evaluated on a probe grid (including ``z = 0``) to catch
   non-finite values, the wrong output shape and Gaussian tails of ``f^2`` that do not
-  decay (``exp(z^2)``); an integral that does not converge (``1/(z - c)``) is reported
+  decay (``exp(z^2)``); an integral that does not converge (``1/(z - z0)``) is reported
   with the place where the error concentrates. No NaN or scipy warning escapes.
 
 Used in: chapter 1 (Hermite basics); the teacher catalogue is used in every chapter
@@ -96,7 +96,7 @@ _PROBE = np.unique(
 # Hermite functions
 # --------------------------------------------------------------------------------------
 def _weighted_hermite(degree: int, z: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
-    """Rows ``h_m(z) * weight`` for ``m = 0..degree`` by the normalised recurrence.
+    """Rows ``h_m(z) * weight`` for ``m = 0..degree`` by the normalized recurrence.
 
     Shape ``(degree + 1,) + z.shape``. Multiplying by a Gaussian weight *before* the
     recurrence (it is linear) keeps every intermediate value finite at large ``|z|``.
@@ -485,7 +485,7 @@ def partial_sum_errors(f: Callable, degree: int) -> np.ndarray:
 
     .. math::
 
-        \\epsilon_D = \\Big(\\mathbb{E}\\big[(f(z) - \\textstyle\\sum_{m\\le D} a_m h_m(z))^2\\big]\\Big)^{1/2}
+        r_D = \\Big(\\mathbb{E}\\big[(f(z) - \\textstyle\\sum_{m\\le D} a_m h_m(z))^2\\big]\\Big)^{1/2}
         = \\Big(\\sum_{m > D} a_m^2\\Big)^{1/2}.
 
     The residuals are integrated directly (not as ``E[f^2] - sum a_m^2``), so errors far
