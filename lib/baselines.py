@@ -325,19 +325,22 @@ def gaussian_equivalent_predict(
 
     .. math::
 
-        \\hat y = c + x_{\\ell+1}^\\top (X^\\top X + r I_d)^{-1} X^\\top (y - c),
-        \\qquad r = s^2 / a_1^2,
+        \\hat y = \\hat a_0 + x_{\\ell+1}^\\top
+            (X^\\top X + \\lambda_{\\mathrm{ctx}} I_d)^{-1} X^\\top (y - \\hat a_0),
 
-    with :math:`c = a_0` and :math:`s^2 = \\rho_{nl} - a_0^2` when ``intercept`` (else
-    :math:`c = 0`, :math:`s^2 = \\rho_{nl}` and :math:`r = \\rho_{nl}/a_1^2`), from
-    :func:`lib.theory.gaussian_equivalent_ridge`. It is the exact posterior mean of the
-    query label for the teacher :math:`y = c + a_1 x^\\top w + N(0, s^2)` with
+    with :math:`\\hat a_0 = a_0` and
+    :math:`\\lambda_{\\mathrm{ctx}} = \\rho_{\\mathrm{eq}}/a_1^2`,
+    :math:`\\rho_{\\mathrm{eq}} = \\rho_{nl} - a_0^2`, when ``intercept`` (else
+    :math:`\\hat a_0 = 0` and :math:`\\lambda_{\\mathrm{ctx}} = \\rho_{\\mathrm{eff}} =
+    \\rho_{nl}/a_1^2`), from :func:`lib.theory.gaussian_equivalent_ridge`. It is the exact
+    posterior mean of the query label for the teacher
+    :math:`y = \\hat a_0 + a_1 x^\\top w + N(0, a_1^2 \\lambda_{\\mathrm{ctx}})` with
     :math:`w \\sim N(0, I_d)`, the teacher that keeps :math:`f`'s mean and linear part and
     turns the rest into noise. For the linear teacher it is :func:`bayes_ridge_predict`.
     For a nonlinear teacher it is *not* the Bayes predictor (that would use :math:`f`
     itself); it is the best ridge predictor affine in the query under Gaussian
     equivalence, and it is the baseline that linear attention is compared with on fresh
-    tasks in chapter 5. With :math:`a_1 = 0` it predicts the constant :math:`c`.
+    tasks in chapter 5. With :math:`a_1 = 0` it predicts the constant :math:`\\hat a_0`.
 
     Parameters
     ----------
@@ -652,8 +655,9 @@ def spectral_fit(
     r"""Direction and fitted Hermite link of the spectral estimator, context by context.
 
     :math:`\hat w` from :func:`spectral_direction`, then the least-squares coefficients
-    :math:`b_0, \dots, b_D` of :math:`y_i \approx \sum_k b_k h_k(s_i)`,
-    :math:`s_i = \sqrt d\, x_i^\top \hat w`, over the context (normal equations,
+    :math:`\hat f_0, \dots, \hat f_{\mathrm{degree}}` of
+    :math:`y_i \approx \sum_k \hat f_k h_k(s_i)`, :math:`s_i = \sqrt d\, x_i^\top \hat w`,
+    over the context (normal equations,
     batched over contexts; a pseudo-inverse gives the minimum-norm fit when the
     projections are degenerate).
 
@@ -664,14 +668,14 @@ def spectral_fit(
     preprocess : None, str or callable
         As in :func:`spectral_preprocess`.
     degree : int, keyword-only
-        :math:`D \ge 0`; ``ell >= degree + 1`` is required.
+        Largest Hermite degree of the link, >= 0; ``ell >= degree + 1`` is required.
 
     Returns
     -------
     w_hat : numpy.ndarray, shape (n, d)
         Unit directions.
     coef : numpy.ndarray, shape (n, degree + 1)
-        Hermite coefficients :math:`b_k` of the fitted link.
+        Hermite coefficients :math:`\hat f_k` of the fitted link :math:`\hat f`.
 
     Used in: chapter 6.
     """
@@ -712,14 +716,14 @@ def spectral_predict(
 
     .. math::
 
-        \hat y = g(s_{\ell+1}),
+        \hat y = \hat f(s_{\ell+1}),
 
-    where :math:`g` is the given ``link`` or, by default, the least-squares fit
-    :math:`g(s) = \sum_{k=0}^{D} b_k h_k(s)` of :math:`y_i` on
-    :math:`h_0(s_i), \dots, h_D(s_i)` over the context tokens (a Hermite regression of
-    degree :math:`D` = ``degree``). With a given link the sign of :math:`\hat w` is
-    chosen, per context, to minimize :math:`\sum_i (y_i - g(s_i))^2`, which matters
-    when :math:`g` has an odd part; the fitted link absorbs the sign by itself.
+    where :math:`\hat f` is the given ``link`` or, by default, the least-squares fit
+    :math:`\hat f(s) = \sum_{k \le \mathrm{degree}} \hat f_k h_k(s)` of :math:`y_i` on
+    the Hermite functions :math:`h_k(s_i)` over the context tokens (a Hermite regression
+    of degree ``degree``). With a given link the sign of :math:`\hat w` is chosen, per
+    context, to minimize :math:`\sum_i (y_i - \hat f(s_i))^2`, which matters when
+    :math:`\hat f` has an odd part; the fitted link absorbs the sign by itself.
 
     Parameters
     ----------
@@ -735,9 +739,9 @@ def spectral_predict(
         :func:`lib.theory.spectral_overlap` requires, and increasing, so that large
         labels weigh more, which is what the :math:`h_2` component calls for).
     link : None or callable
-        The link :math:`g`, a vectorized function of :math:`s`; ``None`` fits it.
+        The link :math:`\hat f`, a vectorized function of :math:`s`; ``None`` fits it.
     degree : int, keyword-only
-        Degree :math:`D \ge 0` of the fitted link (ignored when ``link`` is given);
+        Largest Hermite degree (>= 0) of the fitted link (ignored when ``link`` is given);
         ``ell`` must be at least ``degree + 1``.
 
     Returns
@@ -749,7 +753,8 @@ def spectral_predict(
     -----
     The fitted link uses the same tokens that determined :math:`\hat w`, whose
     projections are not exactly Gaussian; chapter 6 measures the effect against the
-    oracle link :math:`\sum_k a_k c^k h_k(s)`.
+    oracle link :math:`\sum_k a_k \cos^k\theta\, h_k(s)`, :math:`\theta` the angle between
+    :math:`\hat w` and :math:`w`.
 
     Used in: chapter 6 (beyond linear attention).
     """
@@ -791,16 +796,17 @@ def spectral_test_error(
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     r"""Exact test error of the fitted spectral predictor of each context, over fresh queries.
 
-    Given a context's :math:`\hat w` and fitted link :math:`g = \sum_k b_k h_k`
+    Given a context's :math:`\hat w` and fitted link :math:`\hat f = \sum_k \hat f_k h_k`
     (:func:`spectral_fit`), a fresh query has :math:`z = x^\top w` and
     :math:`s = \sqrt d\, x^\top \hat w` standard Gaussian with correlation
-    :math:`c = \hat w^\top w/\|w\|`; Mehler's formula gives
-    :math:`E[f(z) h_k(s)] = a_k c^k`, hence
+    :math:`\cos\theta = \hat w^\top w/\|w\|`; Mehler's formula gives
+    :math:`E[f(z) h_k(s)] = a_k \cos^k\theta`, hence, with sums over
+    :math:`k \le` ``degree``,
 
     .. math::
 
-        E\big(y_{\ell+1} - g(s)\big)^2
-        = \rho + E f^2 - 2 \sum_{k \le D} b_k a_k c^k + \sum_{k \le D} b_k^2 ,
+        E\big(y_{\ell+1} - \hat f(s)\big)^2
+        = \rho + E f^2 - 2 \sum_k \hat f_k a_k \cos^k\theta + \sum_k \hat f_k^2 ,
 
     with no Monte Carlo over the query.
 
@@ -818,12 +824,13 @@ def spectral_test_error(
     preprocess, degree
         As in :func:`spectral_fit`.
     return_cosine : bool, keyword-only
-        Also return the cosines :math:`c` (so that a simulation needs one fit, not two).
+        Also return :math:`\cos\theta` (so that a simulation needs one fit, not two).
 
     Returns
     -------
     numpy.ndarray, shape (n,)
-        Per-context test errors; with ``return_cosine``, the tuple ``(errors, c)``.
+        Per-context test errors; with ``return_cosine``, the tuple
+        ``(errors, cos_theta)``.
 
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """

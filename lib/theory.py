@@ -948,39 +948,41 @@ def pure_noise_error(
     .. math::
 
         \begin{aligned}
-        e &= \rho_{nl}\Big[1 + \frac1\tau\big(m(-\mu) - \mu\, m'(-\mu)\big)\Big]
-           = \rho_{nl}\Big[1 + \frac{2\gamma}{s\,(\mu + 1 + \gamma + s)}\Big], \\
-        \mu &= \frac{\lambda\alpha}{\rho_{nl}},\quad \gamma = \frac1\tau,\quad
-        s = \sqrt{(\mu + 1 - \gamma)^2 + 4\gamma\mu},
+        e &= \rho_{nl}\Big[1 + \frac1\tau\big(m(-\zeta_0) - \zeta_0\, m'(-\zeta_0)\big)\Big] \\
+          &= \rho_{nl}\Big[1 + \frac{2/\tau}{\chi\,(\zeta_0 + 1 + 1/\tau + \chi)}\Big], \\
+        \zeta_0 &= \frac{\lambda\alpha}{\rho_{nl}},\quad
+        \chi = \sqrt{(\zeta_0 + 1 - 1/\tau)^2 + 4\zeta_0/\tau},
         \end{aligned}
 
-    with :math:`m(z) = \big(1 - \gamma - z - \sqrt{(1-\gamma-z)^2 - 4\gamma z}\big)/(2\gamma z)`
-    the Marchenko-Pastur Stieltjes transform at ratio :math:`\gamma`. Ridgeless
+    with :math:`m(\zeta) = \big(1 - 1/\tau - \zeta - \sqrt{(1 - 1/\tau - \zeta)^2 -
+    4\zeta/\tau}\big)/(2\zeta/\tau)` the Marchenko-Pastur Stieltjes transform at ratio
+    :math:`p/n = 1/\tau`. Ridgeless
     (:math:`\lambda = 0`): :math:`e = \rho_{nl}/(1-\tau)` for :math:`\tau < 1`,
     :math:`e = \rho_{nl}\,\tau/(\tau-1)` for :math:`\tau > 1` and ``inf`` at
     :math:`\tau = 1` (the second form covers all cases, :math:`\lambda = 0` included).
     :math:`\rho_{nl} = 0` (then :math:`f \equiv 0` and there is no noise) gives 0.
 
     Derivation. With :math:`a_1 = 0` the target :math:`y_{\ell+1}` is uncorrelated
-    with the feature :math:`\phi = \operatorname{vec}(x_{\ell+1} f^\top)` (to leading
-    order, independent of it), so pretraining is least squares on pure noise of
-    variance :math:`E[y^2] = \rho_{nl}`, and :math:`e = \rho_{nl} + E[\hat\beta^\top
-    \Sigma\hat\beta]`. The feature covariance is isotropic: :math:`E[h h^\top] \approx
+    with the regressor :math:`\operatorname{vec}(H_Z)`, :math:`H_Z = x_{\ell+1}\phi^\top`
+    (to leading order, independent of it), so pretraining is least squares on pure noise
+    of variance :math:`E[y^2] = \rho_{nl}`, and :math:`e = \rho_{nl} + E[\hat\beta^\top
+    \Sigma\hat\beta]`. The regressor covariance is isotropic: :math:`E[u u^\top] \approx
     (d/\ell) E[y^2] I = (\rho_{nl}/\alpha) I` and :math:`E[x x^\top] = I/d`, so
-    :math:`\Sigma = \sigma^2 I_p` with :math:`\sigma^2 = \rho_{nl}/(\alpha d)` per
-    parameter (the last column of :math:`\Gamma`, :math:`d` of the :math:`p \approx d^2`
-    parameters, does not matter in the limit). Dividing the objective by :math:`n`, the
-    penalty is :math:`(\lambda/d)\|\Gamma\|^2`; in whitened coordinates
-    :math:`\sigma\Gamma` it becomes :math:`\mu\|\sigma\Gamma\|^2` with
-    :math:`\mu = (\lambda/d)/\sigma^2 = \lambda\alpha/\rho_{nl}`. For whitened ridge
-    with :math:`n` samples and :math:`p = n\gamma` parameters, :math:`\gamma = p/n =
-    1/\tau`, the variance term is :math:`\rho_{nl}\,\gamma \int s/(s+\mu)^2\,dF_\gamma(s)
-    = \rho_{nl}\,\gamma\,(m(-\mu) - \mu m'(-\mu))`. Since
-    :math:`m(-\mu) = M_\tau(\mu)` (:func:`M_kappa` with :math:`\kappa = \tau`),
-    :math:`m(-\mu) - \mu m'(-\mu) = \tfrac{d}{d\mu}[\mu M_\tau(\mu)]`, and with
-    :math:`\mu M_\tau(\mu) = (s - (\mu + 1 - \gamma))/(2\gamma)` this derivative is
-    :math:`2/(s(\mu + 1 + \gamma + s))`, free of the :math:`1/\mu` cancellation of
-    the first form as :math:`\mu \to 0` when :math:`\tau < 1`.
+    :math:`\Sigma \approx (\rho_{nl}/(\alpha d))\, I_p` (the last column of
+    :math:`\Gamma`, :math:`d` of the :math:`p \approx d^2` parameters, does not matter in
+    the limit). Dividing the objective by :math:`n`, the penalty is
+    :math:`(\lambda/d)\|\Gamma\|^2`; in whitened coordinates
+    :math:`\tilde\beta = \sqrt{\rho_{nl}/(\alpha d)}\;\hat\beta` it becomes
+    :math:`\zeta_0\|\tilde\beta\|^2` with :math:`\zeta_0 = \lambda\alpha/\rho_{nl}`. For
+    whitened ridge with :math:`n` samples and :math:`p` parameters, :math:`p/n = 1/\tau`,
+    the variance term is :math:`(\rho_{nl}/\tau) \int s/(s+\zeta_0)^2\,dF_{1/\tau}(s) =
+    (\rho_{nl}/\tau)\,(m(-\zeta_0) - \zeta_0 m'(-\zeta_0))`. Since
+    :math:`m(-\zeta_0) = M_\tau(\zeta_0)` (:func:`M_kappa` with :math:`\kappa = \tau`),
+    :math:`m(-\zeta_0) - \zeta_0 m'(-\zeta_0) = \tfrac{d}{d\zeta_0}[\zeta_0
+    M_\tau(\zeta_0)]`, and with :math:`\zeta_0 M_\tau(\zeta_0) = \tau(\chi - (\zeta_0 + 1
+    - 1/\tau))/2` this derivative is :math:`2/(\chi(\zeta_0 + 1 + 1/\tau + \chi))`, free of
+    the :math:`1/\zeta_0` cancellation of the first form as :math:`\zeta_0 \to 0` when
+    :math:`\tau < 1`.
 
     It is the :math:`a_1 \to 0` limit of :func:`nonlinear_icl_error` at fixed
     :math:`\rho_{nl}` (checked numerically in ``tests/test_theory.py``).
@@ -990,7 +992,7 @@ def pure_noise_error(
     rho_nl : float or array_like
         Effective noise :math:`\rho_{nl} \ge 0` (:func:`effective_noise`).
     alpha : float or array_like
-        :math:`\alpha > 0` (enters only through :math:`\mu`).
+        :math:`\alpha > 0` (enters only through :math:`\zeta_0`).
     tau : float or array_like
         :math:`\tau > 0`.
     lam : float or array_like, default 0
@@ -1552,38 +1554,48 @@ def context_ridge_error(
 ) -> float | np.ndarray:
     r"""Asymptotic test error of ridge regression on one context (a query-affine baseline).
 
-    The predictor, with :math:`X` the :math:`\ell \times d` context tokens and
-    :math:`v_0` the intercept (:math:`v_0 = a_0` if ``intercept`` else 0), is
+    The predictor, with :math:`X` the :math:`\ell \times d` context tokens, ridge
+    :math:`\lambda_{\mathrm{ctx}}` and intercept :math:`\hat a_0` (:math:`\hat a_0 = a_0`
+    if ``intercept`` else 0), is
 
     .. math::
 
-        \hat y = v_0 + x_{\ell+1}^\top (X^\top X + r I)^{-1} X^\top (y - v_0),
+        \hat y = \hat a_0 + x_{\ell+1}^\top (X^\top X + \lambda_{\mathrm{ctx}} I)^{-1}
+            X^\top (y - \hat a_0),
 
     and in the limit :math:`d, \ell \to \infty`, :math:`\ell = \alpha d` its error on a
-    fresh task is
+    fresh task is, with :math:`\lambda_{\mathrm{ctx}} = \alpha x`,
 
     .. math::
 
         \begin{aligned}
-        e &= s^2 + \frac{1}{\alpha^2}\Big[-a_1^2 r^2 M'_\alpha(r/\alpha)
-            + s^2\big(\alpha M_\alpha(r/\alpha) + r M'_\alpha(r/\alpha)\big)\Big], \\
-        s^2 &= \rho_{nl} - 2 v_0 a_0 + v_0^2 ,
+        e &= \rho_{\mathrm{ctx}} + \frac{1}{\alpha^2}\Big[
+            -a_1^2 \lambda_{\mathrm{ctx}}^2 M'_\alpha(x)
+            + \rho_{\mathrm{ctx}}\big(\alpha M_\alpha(x)
+            + \lambda_{\mathrm{ctx}} M'_\alpha(x)\big)\Big], \\
+        \rho_{\mathrm{ctx}} &= \rho_{nl} - 2 \hat a_0 a_0 + \hat a_0^2 ,
         \end{aligned}
 
     where :math:`M_\alpha` is :func:`M_kappa` at :math:`\kappa = \alpha` (the tokens'
     Gram matrix :math:`X^\top X` is :math:`\alpha` times a sample covariance of
-    :math:`\alpha d` standard Gaussian vectors) and :math:`s^2` is the second moment of
-    the part of :math:`y - v_0` that is not :math:`a_1 z` (label noise, :math:`a_0 - v_0` and
-    the higher Hermite modes, which act on the fit like noise: the Gaussian-equivalence
-    assumption). Derivation: :math:`e = s^2 + \frac1d E\|v - \hat v\|^2` with
-    :math:`v = a_1 w` (Stein's lemma removes the cross term), and
-    :math:`\hat v - v = -r(A + r)^{-1}v + (A + r)^{-1}X^\top\eta`, :math:`A = X^\top X`.
+    :math:`\alpha d` standard Gaussian vectors) and :math:`\rho_{\mathrm{ctx}}` is the
+    second moment of the part of :math:`y - \hat a_0` that is not :math:`a_1 z` (label
+    noise, :math:`a_0 - \hat a_0` and the higher Hermite modes, which act on the fit like
+    noise: the Gaussian-equivalence assumption); it is :math:`\rho_{nl}` without the
+    intercept and :math:`\rho_{\mathrm{eq}} = \rho_{nl} - a_0^2` with it. Derivation:
+    :math:`e = \rho_{\mathrm{ctx}} + \frac1d E\|\widehat{a_1 w} - a_1 w\|^2`, with
+    :math:`\widehat{a_1 w}` the fitted coefficients (Stein's lemma removes the cross
+    term), and, with :math:`A = X^\top X` and the residual
+    :math:`y - \hat a_0 - a_1 X w` of the context,
+    :math:`\widehat{a_1 w} - a_1 w = -\lambda_{\mathrm{ctx}}(A + \lambda_{\mathrm{ctx}})^{-1}
+    a_1 w + (A + \lambda_{\mathrm{ctx}})^{-1}X^\top (y - \hat a_0 - a_1 X w)`.
 
-    At :math:`r = s^2/a_1^2` the two :math:`M'` terms cancel and
-    :math:`e = s^2 + (s^2/\alpha)\, M_\alpha(r/\alpha)`: this is the Bayes error of the
-    Gaussian-equivalent teacher :math:`y = v_0 + a_1 z + N(0, s^2)`, the smallest error
-    of this family of predictors. The linear teacher with :math:`r = \rho` gives the
-    Bayes-optimal error :math:`\rho + (\rho/\alpha) M_\alpha(\rho/\alpha)`.
+    At :math:`\lambda_{\mathrm{ctx}} = \rho_{\mathrm{ctx}}/a_1^2` the two :math:`M'` terms
+    cancel and :math:`e = \rho_{\mathrm{ctx}} + (\rho_{\mathrm{ctx}}/\alpha)\, M_\alpha(x)`:
+    this is the Bayes error of the Gaussian-equivalent teacher
+    :math:`y = \hat a_0 + a_1 z + N(0, \rho_{\mathrm{ctx}})`, the smallest error of this
+    family of predictors. The linear teacher with :math:`\lambda_{\mathrm{ctx}} = \rho`
+    gives the Bayes-optimal error :math:`\rho + (\rho/\alpha) M_\alpha(\rho/\alpha)`.
 
     Parameters
     ----------
@@ -1594,9 +1606,9 @@ def context_ridge_error(
     rho : float or array_like
         Label-noise variance (>= 0).
     ridge : float or array_like
-        Ridge :math:`r > 0` of the context regression.
+        Ridge :math:`\lambda_{\mathrm{ctx}} > 0` of the context regression.
     intercept : bool, keyword-only
-        Subtract and add back the teacher's mean :math:`a_0`.
+        Subtract and add back the teacher's mean :math:`a_0` (:math:`\hat a_0 = a_0`).
 
     Returns
     -------
@@ -1623,15 +1635,17 @@ def gaussian_equivalent_ridge(teacher: Any, rho: ArrayLike, *, intercept: bool =
     r"""Intercept and ridge of the Bayes predictor of a teacher's Gaussian-equivalent twin.
 
     The twin of :math:`f` keeps its mean and linear part and replaces the rest by noise:
-    :math:`y = c + a_1 z + N(0, s^2)`. With ``intercept=True``, :math:`c = a_0` and
-    :math:`s^2 = \rho_{nl} - a_0^2`; with ``intercept=False``, :math:`c = 0` and
-    :math:`s^2 = \rho_{nl}` (the mean counts as noise). The posterior mean of
-    :math:`a_1 w` under the prior :math:`w \sim N(0, I_d)` is ridge regression of
-    :math:`y - c` on the tokens with ridge
+    :math:`y = \hat a_0 + a_1 z + N(0, \rho_{\mathrm{ctx}})`. With ``intercept=True``,
+    :math:`\hat a_0 = a_0` and :math:`\rho_{\mathrm{ctx}} = \rho_{\mathrm{eq}} =
+    \rho_{nl} - a_0^2`; with ``intercept=False``, :math:`\hat a_0 = 0` and
+    :math:`\rho_{\mathrm{ctx}} = \rho_{nl}` (the mean counts as noise). The posterior mean
+    of :math:`a_1 w` under the prior :math:`w \sim N(0, I_d)` is ridge regression of
+    :math:`y - \hat a_0` on the tokens with ridge
 
     .. math::
 
-        r = s^2 / a_1^2 \qquad(\text{so } r = \rho_{\mathrm{eff}} = \rho_{nl}/a_1^2
+        \lambda_{\mathrm{ctx}} = \rho_{\mathrm{ctx}} / a_1^2 \qquad(\text{so }
+        \lambda_{\mathrm{ctx}} = \rho_{\mathrm{eff}} = \rho_{nl}/a_1^2
         \text{ without intercept}).
 
     Parameters
@@ -1645,7 +1659,9 @@ def gaussian_equivalent_ridge(teacher: Any, rho: ArrayLike, *, intercept: bool =
     Returns
     -------
     c, ridge : float (or array for array ``rho``)
-        ``ridge = inf`` when :math:`a_1 = 0` (the predictor is the constant :math:`c`).
+        The intercept :math:`\hat a_0` and the ridge :math:`\lambda_{\mathrm{ctx}}`;
+        ``ridge = inf`` when :math:`a_1 = 0` (the predictor is the constant
+        :math:`\hat a_0`).
 
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
@@ -1785,42 +1801,42 @@ def _check_spectral(teacher: Any, rho: Any) -> float:
 def spectral_overlap(
     alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any = None
 ) -> float | np.ndarray:
-    r"""Asymptotic squared overlap :math:`q = c^2` of the spectral estimator with the task.
+    r"""Asymptotic squared overlap :math:`\cos^2\theta` of the spectral estimator with the task.
 
     For the top eigenvector :math:`\hat w` of
     :math:`\hat M = \frac1\ell \sum_i T(y_i)(d\,x_i x_i^\top - I)`
-    (:func:`lib.baselines.spectral_direction`) and the cosine
-    :math:`c = \hat w^\top w / (\|\hat w\| \|w\|)`, :math:`c^2 \to q(\alpha)` as
-    :math:`d \to \infty` at :math:`\ell = \alpha d`. With :math:`S_\lambda = T/(\lambda - T)`,
-    :math:`t_{\max} = \sup T > 0` (``tau`` in the code) and expectations over :math:`z \sim N(0,1)`,
-    :math:`y = f(z) + \sqrt\rho\,\epsilon`:
+    (:func:`lib.baselines.spectral_direction`) at angle :math:`\theta` to the task,
+    :math:`\cos\theta = \hat w^\top w / (\|\hat w\| \|w\|)`, :math:`\cos^2\theta`
+    converges as :math:`d \to \infty` at :math:`\ell = \alpha d` to the value returned
+    here. With :math:`r_\vartheta = T/(\vartheta - T)` for :math:`\vartheta > \sup T > 0`
+    and expectations over :math:`z \sim N(0,1)`, :math:`y = f(z) + \varepsilon`,
+    :math:`\varepsilon \sim N(0, \rho)`:
 
-    - :math:`\bar\lambda` solves :math:`E[S_\lambda^2] = 1/\alpha` on :math:`(\tau, \infty)`
-      (the minimizer of :math:`\psi_\alpha(\lambda) = \lambda(1/\alpha + E[S_\lambda])`,
-      :math:`\lambda > t_{\max}`);
-    - if :math:`E[S_{\bar\lambda}(z^2 - 1)] \le 1/\alpha` then :math:`q = 0`; otherwise
-      :math:`\lambda^* > \bar\lambda` solves :math:`E[S_\lambda (z^2 - 1)] = 1/\alpha`
-      (that is, :math:`\phi(\lambda) = \psi_\alpha(\lambda)` with
-      :math:`\phi(\lambda) = \lambda E[S_\lambda z^2]`) and
+    - :math:`\bar\vartheta` solves :math:`E[r_\vartheta^2] = 1/\alpha` on
+      :math:`(\sup T, \infty)` (it minimizes
+      :math:`\vartheta\,(1/\alpha + E[r_\vartheta])` there);
+    - if :math:`E[r_{\bar\vartheta}(z^2 - 1)] \le 1/\alpha` the limit is 0; otherwise
+      :math:`\vartheta^* > \bar\vartheta` solves
+      :math:`E[r_\vartheta (z^2 - 1)] = 1/\alpha` and
 
     .. math::
 
-        q = \frac{1/\alpha - E[S^2]}{1/\alpha - E[S^2] + E[S^2 z^2]}
-        \quad\text{at } \lambda = \lambda^* ,
+        \cos^2\theta \to
+        \frac{1/\alpha - E[r^2]}{1/\alpha - E[r^2] + E[r^2 z^2]}
+        \quad\text{at } \vartheta = \vartheta^* .
 
-    which is :math:`\psi'_\alpha/(\psi'_\alpha - \phi')`. This is the characterization of
-    Lu and Li (2017) in the form restated by Mondelli and Montanari (2018), translated to
-    the book's scaling (it is invariant under :math:`T \to cT`, and the shift by
-    :math:`-\bar T I` does not change the eigenvectors); we could not consult the exact
-    statements, and the book checks the formula against simulation (chapter 6 and
-    ``tests/test_spectral.py``). The built-in preprocessings use the population mean
-    and standard deviation of the labels for the standardization.
+    This is the book's reconstruction of the characterization of Lu and Li (2020) and
+    Mondelli and Montanari (2019), translated to the book's scaling (it is invariant
+    under multiplying :math:`T` by a positive constant, and the shift by
+    :math:`-\bar T I` does not change the eigenvectors); the exact published statements
+    were not consulted, and the book checks the formula against simulation (chapter 6
+    and ``tests/test_spectral.py``). The built-in preprocessings use the population
+    mean and standard deviation of the labels for the standardization.
 
-    Expectations use a tensor Gauss-Hermite rule in :math:`(z, \epsilon)`
+    Expectations use a tensor Gauss-Hermite rule in :math:`(z, \varepsilon)`
     (``SPECTRAL_NODES_Z`` x ``SPECTRAL_NODES_NOISE`` nodes); the roots are found with
-    :func:`scipy.optimize.brentq` in :math:`\log(\lambda - t_{\max})`. (The chapter
-    writes :math:`\vartheta` for :math:`\lambda` and :math:`r_\vartheta` for
-    :math:`S_\lambda`, since :math:`\lambda` and :math:`S` have other meanings there.)
+    :func:`scipy.optimize.brentq` in :math:`\log(\vartheta - \sup T)` (the code calls
+    :math:`\vartheta` ``lam``, :math:`r_\vartheta` ``s`` and :math:`\sup T` ``tau``).
 
     Parameters
     ----------
@@ -1837,7 +1853,7 @@ def spectral_overlap(
     Returns
     -------
     float or numpy.ndarray
-        :math:`q \in [0, 1]`, shape of ``alpha``.
+        The limit of :math:`\cos^2\theta`, in :math:`[0, 1]`, shape of ``alpha``.
 
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
@@ -1851,11 +1867,11 @@ def spectral_overlap(
 def spectral_threshold(teacher: Any, rho: float, preprocess: Any = None) -> float:
     r"""Weak-recovery threshold :math:`\alpha_c` of the spectral estimator.
 
-    The smallest :math:`\alpha` with :math:`q(\alpha) > 0` (:func:`spectral_overlap`):
+    The smallest :math:`\alpha` with a positive limiting overlap (:func:`spectral_overlap`):
     the first root, in :math:`\log\alpha`, of the recovery margin
-    :math:`E[S_{\bar\lambda}(z^2-1)] - 1/\alpha` (positive exactly when :math:`q > 0`;
-    at the root the two conditions :math:`E[S_\lambda^2] = 1/\alpha` and
-    :math:`E[S_\lambda(z^2-1)] = 1/\alpha` meet), bracketed on a log grid of
+    :math:`E[r_{\bar\vartheta}(z^2-1)] - 1/\alpha` (positive exactly when the limiting
+    overlap is; at the root the two conditions :math:`E[r_\vartheta^2] = 1/\alpha` and
+    :math:`E[r_\vartheta(z^2-1)] = 1/\alpha` meet), bracketed on a log grid of
     :math:`\alpha \in [10^{-3}, 10^6]` and refined with :func:`scipy.optimize.brentq`.
     ``inf`` when the margin stays negative up to :math:`10^6` (``SPECTRAL_ALPHA_MAX``),
     for instance when :math:`T(y)` is independent of :math:`z^2`.
@@ -1885,19 +1901,20 @@ def spectral_error(
     r"""Asymptotic error of the spectral estimator with the Bayes-optimal 1-d link.
 
     For a fresh query, :math:`z = x^\top w` and :math:`s = \sqrt d\, x^\top \hat w` are
-    standard Gaussians with correlation :math:`c` (exactly, given :math:`\hat w`). By
-    Mehler's formula :math:`E[h_k(z) \mid s] = c^k h_k(s)`, so the best prediction from
-    :math:`s` is :math:`E[f(z)\mid s] = \sum_k a_k c^k h_k(s)` and its error is
+    standard Gaussians with correlation :math:`\cos\theta` (exactly, given
+    :math:`\hat w`). By Mehler's formula :math:`E[h_k(z) \mid s] = \cos^k\theta\, h_k(s)`,
+    so the best prediction from :math:`s` is
+    :math:`E[f(z)\mid s] = \sum_k a_k \cos^k\theta\, h_k(s)` and its error is
 
     .. math::
 
-        e = \rho + \sum_{k \ge 0} a_k^2 \big(1 - c^{2k}\big)
-          = \rho + \sum_{k \ge 0} a_k^2 \big(1 - q^{k}\big),
+        e = \rho + \sum_{k \ge 0} a_k^2 \big(1 - \cos^{2k}\theta\big),
 
-    with :math:`q = c^2` from :func:`spectral_overlap`. With ``degree`` :math:`D` the
-    link is restricted to degree :math:`\le D` (as the fitted link of
-    :func:`lib.baselines.spectral_predict`), which adds :math:`\sum_{k > D} a_k^2`.
-    At :math:`q = 0` the error is :math:`\rho + E f^2 - a_0^2`, the variance of the label.
+    with the limit of :math:`\cos^2\theta` from :func:`spectral_overlap`. With
+    ``degree`` the link is restricted to Hermite degrees up to ``degree`` (as the fitted
+    link of :func:`lib.baselines.spectral_predict`), which adds the sum of
+    :math:`a_k^2` over the higher degrees. At :math:`\cos\theta = 0` the error is
+    :math:`\rho + E f^2 - a_0^2`, the variance of the label.
 
     Parameters
     ----------
@@ -1965,13 +1982,13 @@ def _posterior_moment(teacher: Any, rho: float, power: int) -> Any:
 def optimal_preprocess(teacher: Any, rho: float) -> Any:
     r"""The preprocessing with the smallest spectral threshold, :math:`T^*(y) = 1 - 1/E[z^2\mid y]`.
 
-    Derivation (chapter 6). At the threshold, :math:`S = T/(\lambda - T)` satisfies
-    :math:`E[S(z^2-1)] = E[S^2] = 1/\alpha_c`; conditioning on :math:`y`,
-    :math:`E[S(z^2-1)] = E[S\,(m(y) - 1)]` with :math:`m(y) = E[z^2 \mid y]`. By
-    Cauchy-Schwarz :math:`E[S^2] \le E[(m-1)^2]`, with equality iff :math:`S = m - 1`,
-    i.e. :math:`T \propto 1 - 1/m`. So every preprocessing has
-    :math:`\alpha_c \ge 1/E[(m(y) - 1)^2]` (:func:`weak_recovery_threshold`) and
-    :math:`T^*` attains it.
+    Derivation (chapter 6). At the threshold, :math:`r = T/(\vartheta - T)` satisfies
+    :math:`E[r(z^2-1)] = E[r^2] = 1/\alpha_c`; conditioning on :math:`y`,
+    :math:`E[r(z^2-1)] = E[r\,(v(y) - 1)]` with :math:`v(y) = E[z^2 \mid y]`. By
+    Cauchy-Schwarz :math:`E[r^2] \le E[(v-1)^2]`, with equality iff :math:`r = v - 1`,
+    i.e. :math:`T \propto 1 - 1/v`. So every preprocessing has
+    :math:`\alpha_c \ge \alpha_u = 1/E[(v(y) - 1)^2]` (:func:`weak_recovery_threshold`)
+    and :math:`T^*` attains it.
 
     Parameters
     ----------
@@ -1999,15 +2016,16 @@ def optimal_preprocess(teacher: Any, rho: float) -> Any:
 
 
 def weak_recovery_threshold(teacher: Any, rho: float) -> float:
-    r"""The smallest spectral threshold, :math:`\delta_u = 1 / E[(E[z^2 \mid y] - 1)^2]`.
+    r"""The smallest spectral threshold, :math:`\alpha_u = 1 / E[(E[z^2 \mid y] - 1)^2]`.
 
     It is :func:`spectral_threshold` at the optimal preprocessing
     (:func:`optimal_preprocess`). For teachers with :math:`E[z \mid y] = 0` (even
-    :math:`f`), Mondelli and Montanari (2018) show that no estimator at all achieves
-    weak recovery below a threshold of this kind; when :math:`E[z\mid y] \ne 0` (any
-    teacher with an odd part, e.g. :math:`a_1 \ne 0`) a linear statistic of the labels
-    already correlates with :math:`w` at every :math:`\alpha > 0`, and ``0.0`` is
-    returned.
+    :math:`f`), Mondelli and Montanari (2019) prove that no estimator achieves weak
+    recovery below an information-theoretic threshold (the book expects it to be this
+    one, their :math:`\delta_u`, but has not checked the identification against the
+    paper). When :math:`E[z\mid y] \ne 0` (any :math:`f` that is not even), the context
+    average of :math:`E[z \mid y_i]\, x_i`, a statistic linear in the tokens, already
+    correlates with :math:`w` at every :math:`\alpha > 0`, and ``0.0`` is returned.
 
     Parameters
     ----------
