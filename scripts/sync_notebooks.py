@@ -22,6 +22,29 @@ script again replaces them in place (idempotent). It also refuses notebooks that
 a module that neither the standard library nor the package's dependencies provide
 (the setup cell would have to install it: add it to ``EXTRA_PACKAGES``).
 
+It also keeps the **solutions collapsed in JupyterLab**, derived from the markers of
+every ``{solution-start}`` ... ``{solution-end}`` span (sphinx-exercise's gated syntax).
+jupyterlab-myst renders each markdown cell on its own: the cell holding
+``{solution-start}`` becomes a collapsed "Start of Solution" dropdown holding the rest of
+that cell, but the cells after it up to ``{solution-end}`` would sit in plain view. So:
+
+- every cell inside a span gets the standard metadata ``jupyter.source_hidden`` (code
+  cells also ``jupyter.outputs_hidden``): JupyterLab shows it as a collapsed bar, a
+  click expands it. "Inside" means: a code cell after the start marker and before the
+  end marker; a markdown cell that opens inside a span and holds solution text before
+  its end marker (or has no end marker). The cells holding the start marker, and those
+  whose only solution content is the end marker itself, stay visible. No cell outside
+  a span carries these keys (the script removes them).
+- a collapsed markdown cell starts with an empty line: JupyterLab labels a collapsed
+  cell with the first line of its source, which would otherwise be the solution's
+  first sentence (a collapsed code cell still shows its first line of code).
+- a markdown cell holding solution text, then ``{solution-end}``, then more text (the
+  next exercise) is split after the end marker, so that collapsing it hides only the
+  solution. The new cell gets the id ``<id>-2`` (or the next free one).
+
+The book build ignores ``jupyter.*`` metadata (myst-nb reads tags and ``mystnb``), and
+the split is at a block boundary, so the HTML is unchanged.
+
 Usage::
 
     python scripts/sync_notebooks.py            # rewrite the notebooks that differ
@@ -34,6 +57,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -48,6 +72,15 @@ EXTRA_PACKAGES: list[str] = []
 ALLOWED_IMPORTS = {"lib", "numpy", "scipy", "matplotlib", "ipywidgets", "IPython"}
 SETUP_TAGS = ["remove-input", "remove-output"]
 MACROS_TAGS = ["remove-cell"]
+# The metadata that collapses a cell in JupyterLab (nbformat's standard "jupyter" keys).
+COLLAPSED = {
+    "code": {"source_hidden": True, "outputs_hidden": True},
+    "markdown": {"source_hidden": True},
+    "raw": {"source_hidden": True},
+}
+_COLLAPSE_KEYS = ("source_hidden", "outputs_hidden")
+# The opening line of a solution marker directive (``` or ::: fences, as MyST allows).
+_MARKER = re.compile(r"^\s*(`{3,}|:{3,})\{(solution-start|solution-end)\}")
 
 
 def load_config(root: Path) -> dict:
@@ -227,8 +260,195 @@ def foreign_imports(nb: dict) -> set[str]:
     }
 
 
-def synced(nb: dict, config: dict) -> dict:
-    """A copy of ``nb`` whose first two cells are the current setup and macros cells."""
+class SolutionMarkerError(ValueError):
+    """The solution markers of a notebook do not pair up."""
+
+
+def _line_roles(text: str, inside: bool, where: str) -> tuple[list[str], bool]:
+    """The role of each line of a markdown cell, and whether a span is open after it.
+
+    Roles: ``"out"`` (outside every span), ``"sol"`` (solution text), ``"start"`` /
+    ``"end"`` (a line of a ``{solution-start}`` / ``{solution-end}`` directive).
+    ``inside`` says whether the cell opens inside a span.
+    """
+    roles: list[str] = []
+    closing, role = None, ""
+    for line in text.splitlines():
+        if closing is not None:  # inside a marker directive: its options, its fence
+            roles.append(role)
+            stripped = line.strip()
+            if (
+                stripped
+                and set(stripped) == {closing[0]}
+                and len(stripped) >= len(closing)
+            ):
+                closing = None
+            continue
+        match = _MARKER.match(line)
+        if match is None:
+            roles.append("sol" if inside else "out")
+            continue
+        closing, kind = match.group(1), match.group(2)
+        if kind == "solution-start" and inside:
+            raise SolutionMarkerError(f"{where}: solution-start inside a solution")
+        if kind == "solution-end" and not inside:
+            raise SolutionMarkerError(f"{where}: solution-end without solution-start")
+        inside = kind == "solution-start"
+        role = "start" if inside else "end"
+        roles.append(role)
+    if closing is not None:
+        raise SolutionMarkerError(f"{where}: a solution marker directive is not closed")
+    return roles, inside
+
+
+def _solution_before_end(lines: list[str], roles: list[str]) -> bool:
+    """Whether solution text comes before the cell's first end marker (or no marker)."""
+    for line, role in zip(lines, roles):
+        if role in ("start", "end"):
+            return False
+        if role == "sol" and line.strip():
+            return True
+    return False
+
+
+def _split_after_end(lines: list[str], roles: list[str]) -> int | None:
+    """Where to split a cell that opens inside a span: after the end marker's last line.
+
+    Only when solution text precedes the end marker and non-blank text follows it;
+    otherwise None.
+    """
+    if not _solution_before_end(lines, roles) or "end" not in roles:
+        return None
+    first = roles.index("end")
+    last = first
+    while last + 1 < len(roles) and roles[last + 1] == "end":
+        last += 1
+    if any(line.strip() for line in lines[last + 1 :]):
+        return last + 1
+    return None
+
+
+def _free_id(base: str, taken: set[str]) -> str:
+    k = 2
+    while True:
+        suffix = f"-{k}"
+        new = base[: 64 - len(suffix)] + suffix
+        if new not in taken:
+            return new
+        k += 1
+
+
+def _source_text(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def solution_cells(cells: list[dict], where: str = "notebook") -> list[dict]:
+    """Copies of ``cells`` with the mixed markdown cells split after ``{solution-end}``.
+
+    A markdown cell that opens inside a solution span and holds solution text, then
+    the end marker, then more text, becomes two cells: the solution part (ending with
+    the marker) and the rest (with the original's metadata and the id ``<id>-2``).
+    Raises :class:`SolutionMarkerError` if the markers do not pair up.
+    """
+    taken = {c["id"] for c in cells if "id" in c}
+    out: list[dict] = []
+    inside = False
+    queue = [json.loads(json.dumps(c)) for c in cells]
+    number = 0
+    while queue:
+        cell = queue.pop(0)
+        here = f"{where}, cell {number}"
+        if cell["cell_type"] != "markdown":
+            out.append(cell)
+            number += 1
+            continue
+        text = _source_text(cell)
+        lines = text.split("\n")
+        roles, after = _line_roles(text, inside, here)
+        cut = _split_after_end(lines, roles) if inside else None
+        if cut is None:
+            out.append(cell)
+            inside = after
+            number += 1
+            continue
+        rest = lines[cut:]
+        while rest and not rest[0].strip():
+            rest.pop(0)
+        first, second = json.loads(json.dumps(cell)), json.loads(json.dumps(cell))
+        first["source"] = _to_lines("\n".join(lines[:cut]))
+        second["source"] = _to_lines("\n".join(rest))
+        if "id" in cell:
+            second["id"] = _free_id(cell["id"], taken)
+            taken.add(second["id"])
+        out.append(first)
+        inside = False
+        number += 1
+        queue.insert(0, second)
+    if inside:
+        raise SolutionMarkerError(f"{where}: a solution-start has no solution-end")
+    return out
+
+
+def collapse_flags(cells: list[dict], where: str = "notebook") -> list[bool]:
+    """For each cell (already split by :func:`solution_cells`): collapse it?
+
+    True for a code or raw cell after a ``{solution-start}`` and before its
+    ``{solution-end}``, and for a markdown cell that opens inside a span and holds
+    solution text before its end marker (if any). False elsewhere, including the cell
+    with the start marker (jupyterlab-myst already folds the rest of that cell into
+    its dropdown) and a cell whose only solution content is the end marker.
+    """
+    flags: list[bool] = []
+    inside = False
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            flags.append(inside)
+            continue
+        text = _source_text(cell)
+        roles, after = _line_roles(text, inside, f"{where}, cell {i}")
+        flags.append(inside and _solution_before_end(text.split("\n"), roles))
+        inside = after
+    return flags
+
+
+def collapse_state(cell: dict) -> dict:
+    """The cell's collapse keys of ``metadata.jupyter`` (empty when not collapsed)."""
+    jup = cell.get("metadata", {}).get("jupyter") or {}
+    return {k: jup[k] for k in _COLLAPSE_KEYS if k in jup}
+
+
+def _set_collapsed(cell: dict, hidden: bool) -> None:
+    meta = cell.setdefault("metadata", {})
+    jup = {
+        k: v for k, v in (meta.get("jupyter") or {}).items() if k not in _COLLAPSE_KEYS
+    }
+    if hidden:
+        jup.update(COLLAPSED.get(cell["cell_type"], {"source_hidden": True}))
+    if jup:
+        meta["jupyter"] = jup
+    else:
+        meta.pop("jupyter", None)
+    if hidden and cell["cell_type"] == "markdown":
+        # JupyterLab labels a collapsed cell with the first line of its source; an
+        # empty first line (invisible in every Markdown renderer) keeps the solution's
+        # first sentence out of that label.
+        text = _source_text(cell)
+        if not text.startswith("\n"):
+            cell["source"] = _to_lines("\n" + text)
+
+
+def with_collapsed_solutions(cells: list[dict], where: str = "notebook") -> list[dict]:
+    """``cells`` split (:func:`solution_cells`) and their collapse metadata set."""
+    cells = solution_cells(cells, where)
+    for cell, hidden in zip(cells, collapse_flags(cells, where)):
+        _set_collapsed(cell, hidden)
+    return cells
+
+
+def synced(nb: dict, config: dict, where: str = "notebook") -> dict:
+    """A copy of ``nb`` with the current setup and macros cells first and its
+    solutions collapsed (see the module docstring)."""
     nb = json.loads(json.dumps(nb))
     with_id = (nb.get("nbformat", 4), nb.get("nbformat_minor", 0)) >= (4, 5)
     rest = [c for c in nb["cells"] if c.get("metadata", {}).get("book_sync") is None]
@@ -236,8 +456,36 @@ def synced(nb: dict, config: dict) -> dict:
         _cell("code", setup_source(config), "setup", SETUP_TAGS, with_id),
         _cell("markdown", macros_source(config), "macros", MACROS_TAGS, with_id),
     ]
-    nb["cells"] = head + rest
+    nb["cells"] = head + with_collapsed_solutions(rest, where)
     return nb
+
+
+def differences(old: dict, new: dict) -> list[str]:
+    """What :func:`synced` changed in a notebook, in words (for ``--check``)."""
+    out = []
+    if old["cells"][:2] != new["cells"][:2]:
+        out.append("setup/macros cells")
+    rest_old = [
+        c for c in old["cells"] if c.get("metadata", {}).get("book_sync") is None
+    ]
+    rest_new = new["cells"][2:]
+    if len(rest_old) != len(rest_new):
+        out.append(
+            f"{len(rest_new) - len(rest_old)} markdown cell(s) to split after "
+            "a solution-end"
+        )
+    else:
+        offset = len(old["cells"]) - len(rest_old)
+        cells = [
+            i + offset
+            for i, (a, b) in enumerate(zip(rest_old, rest_new))
+            if collapse_state(a) != collapse_state(b)
+        ]
+        if cells:
+            out.append(f"solution collapse metadata of cells {cells} (0-based)")
+        elif rest_old != rest_new:
+            out.append("cell layout")
+    return out or ["JSON layout"]
 
 
 def dumps(nb: dict) -> str:
@@ -275,16 +523,22 @@ def main(argv: list[str] | None = None) -> int:
                 f"{path.relative_to(root)} imports {sorted(foreign)}, which the "
                 "setup cell does not install (add them to EXTRA_PACKAGES)"
             )
-        new = dumps(synced(nb, config))
+        where = str(path.relative_to(root))
+        try:
+            new_nb = synced(nb, config, where)
+        except SolutionMarkerError as err:
+            bad.append(str(err))
+            continue
+        new = dumps(new_nb)
         if new != text:
-            stale.append(path)
+            stale.append((path, differences(nb, new_nb)))
             if not args.check:
                 path.write_text(new, encoding="utf-8")
     for msg in bad:
         print("error:", msg, file=sys.stderr)
     verb = "out of sync" if args.check else "updated"
-    for path in stale:
-        print(f"{verb}: {path.relative_to(root)}")
+    for path, what in stale:
+        print(f"{verb}: {path.relative_to(root)} ({'; '.join(what)})")
     if not stale:
         print(f"all {len(notebooks)} notebooks in sync")
     return 1 if bad or (args.check and stale) else 0

@@ -163,7 +163,9 @@ def _pins() -> list[str]:
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     # no PYTHONPATH: other tests (the Dask ones) set it to the repository, where pip
     # would find the editable install's metadata and skip installing the wheel
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
 
 
@@ -232,8 +234,18 @@ def wheel_venv(tmp_path_factory):
         here = Path(sysconfig.get_paths()["purelib"]).resolve()
         # the wheel first: once the book's environment is visible through the .pth,
         # pip would see its (editable) icl-nonlinear-book and skip the wheel
-        _run([str(py), "-m", "pip", "install", "--quiet", "--no-deps",
-              "--ignore-installed", str(wheel)])
+        _run(
+            [
+                str(py),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--ignore-installed",
+                str(wheel),
+            ]
+        )
         (site / "zz_book_deps.pth").write_text(f"{here}\n")
     kernels = base / "kernels"
     (kernels / "book-wheel").mkdir(parents=True)
@@ -321,3 +333,155 @@ def test_check_mode_detects_a_changed_macro(tmp_path):
     assert sync.parse_frontmatter_macros(_source(nb["cells"][1]))["rhonl"] == (
         "\\rho_{\\text{nl}}"
     )
+
+
+# --------------------------------------------------------------------------------------
+# solutions collapsed in JupyterLab (jupyter.source_hidden / outputs_hidden)
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_solutions_collapsed(path):
+    """Every cell inside a solution span carries the collapsing metadata; no other does.
+
+    The cells are those `scripts/sync_notebooks.py` derives from the solution markers:
+    run it if this fails.
+    """
+    cells = _load(path)["cells"]
+    where = str(path.relative_to(BOOK))
+    assert len(sync.solution_cells(cells, where)) == len(cells), (
+        f"{where}: a markdown cell holds solution text and, after its solution-end, "
+        "more text: run python scripts/sync_notebooks.py (it splits the cell)"
+    )
+    flags = sync.collapse_flags(cells, where)
+    for i, (cell, hidden) in enumerate(zip(cells, flags)):
+        expected = sync.COLLAPSED[cell["cell_type"]] if hidden else {}
+        assert sync.collapse_state(cell) == expected, (
+            f"{where}, cell {i}: {'inside' if hidden else 'outside'} a solution span, "
+            f"jupyter metadata {sync.collapse_state(cell)}: run scripts/sync_notebooks.py"
+        )
+        if hidden and cell["cell_type"] == "markdown":
+            assert _source(cell).startswith("\n"), f"{where}, cell {i}"
+    starts = sum(
+        "{solution-start}" in _source(c) for c in cells if c["cell_type"] == "markdown"
+    )
+    # a solution's code and closing text are collapsed (every span here has some)
+    assert sum(flags) >= starts, where
+
+
+def _book_copy(tmp_path: Path) -> Path:
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(BOOK / name, tmp_path / name)
+    shutil.copytree(BOOK / "book", tmp_path / "book")
+    return tmp_path
+
+
+def test_check_mode_detects_collapse_metadata(tmp_path, capsys):
+    """`--check` fails on a solution cell not collapsed, or a collapsed cell outside."""
+    root = _book_copy(tmp_path)
+    assert sync.main(["--root", str(root)]) == 0
+    path = next(
+        p
+        for p in sync.toc_notebooks(root)
+        if any(sync.collapse_flags(_load(p)["cells"]))
+    )
+    nb = _load(path)
+    flags = sync.collapse_flags(nb["cells"])
+    inside, outside = flags.index(True), flags.index(False, 2)
+    # a solution cell without its metadata
+    del nb["cells"][inside]["metadata"]["jupyter"]
+    path.write_text(sync.dumps(nb), encoding="utf-8")
+    capsys.readouterr()
+    assert sync.main(["--root", str(root), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert path.name in out and f"solution collapse metadata of cells [{inside}]" in out
+    assert sync.main(["--root", str(root)]) == 0
+    assert sync.main(["--root", str(root), "--check"]) == 0
+    # a cell outside every span with it
+    nb = _load(path)
+    nb["cells"][outside]["metadata"]["jupyter"] = {"source_hidden": True}
+    path.write_text(sync.dumps(nb), encoding="utf-8")
+    assert sync.main(["--root", str(root), "--check"]) == 1
+    assert sync.main(["--root", str(root)]) == 0
+    assert "jupyter" not in _load(path)["cells"][outside]["metadata"]
+
+
+def _md(text, **extra):
+    return {
+        "cell_type": "markdown",
+        "id": extra.get("id", "m"),
+        "metadata": {},
+        "source": text,
+    }
+
+
+def _code(text):
+    return {
+        "cell_type": "code",
+        "id": "c",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": text,
+    }
+
+
+START = "```{solution-start} ex-a\n:class: dropdown\n```\n"
+END = "```{solution-end}\n```"
+
+
+def test_collapse_rules_on_a_synthetic_notebook():
+    """Which cells collapse, which are split, and that a second pass changes nothing."""
+    cells = [
+        _md(
+            "## Exercises\n\n````{exercise} A\n:label: ex-a\nQ?\n````\n\n"
+            + START
+            + "\nFirst idea.",
+            id="a",
+        ),  # exercise + start marker: stays visible
+        _code("x = 1\nprint(x)"),  # inside: collapsed, input and output
+        _md("The answer is 1.", id="b"),  # inside: collapsed
+        _md(
+            "So it is.\n" + END + "\n\n````{exercise} B\n:label: ex-b\nQ?\n````", id="d"
+        ),  # solution text, end marker, next exercise: split
+        _code("y = 2"),  # outside
+        _md(START.replace("ex-a", "ex-b"), id="e"),  # start marker only: visible
+        _code("z = 3"),  # inside
+        _md(END + "\n\nText after.", id="f"),  # end marker first: visible
+    ]
+    out = sync.with_collapsed_solutions(cells, "synthetic")
+    assert [c["id"] for c in out] == ["a", "c", "b", "d", "d-2", "c", "e", "c", "f"]
+    assert [sync.collapse_state(c) for c in out] == [
+        {},
+        {"source_hidden": True, "outputs_hidden": True},
+        {"source_hidden": True},
+        {"source_hidden": True},
+        {},
+        {},
+        {},
+        {"source_hidden": True, "outputs_hidden": True},
+        {},
+    ]
+    assert "".join(out[3]["source"]) == "\nSo it is.\n" + END
+    assert "".join(out[4]["source"]).startswith("````{exercise} B")
+    assert "".join(out[2]["source"]) == "\nThe answer is 1."
+    assert sync.with_collapsed_solutions(out, "synthetic") == out
+
+    # the book build sees the same Markdown: only blank lines and cell breaks moved
+    def text(cs):
+        md = [c for c in cs if c["cell_type"] == "markdown"]
+        return "\n".join("".join(c["source"]) for c in md)
+
+    assert text(out).split() == text(cells).split()
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        [_md(START), _code("x = 1")],  # never closed
+        [_md(END)],  # end without start
+        [_md(START), _md(START)],  # nested
+    ],
+    ids=["unclosed", "end-without-start", "nested"],
+)
+def test_unmatched_solution_markers_are_refused(cells):
+    with pytest.raises(sync.SolutionMarkerError):
+        sync.with_collapsed_solutions(cells, "synthetic")
