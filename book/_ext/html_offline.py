@@ -10,9 +10,12 @@ Loaded from ``_config.yml`` (``sphinx.local_extensions``). On every page it
   launch buttons instead);
 - drops the stored ipywidgets state (the explorers show a static figure and a note in
   the HTML, see ``lib.widgets``), which no script reads once the widget manager is off;
+- makes every figure a link to its image file (``<a class="figure-zoom">``), so that
+  a reader on a phone taps a figure to open it at full size and zoom into the ticks;
 - adds the book's own style sheet ``book/_static/book.css`` and script
-  ``book/_static/book.js`` (on a phone, shrinks wide display equations to fit, down to
-  70 %), and sets the theme's
+  ``book/_static/book.js`` (code lines that wrap with a hanging indent; on a narrow
+  screen, display equations set smaller to fit, down to 70 %, and a cue on what still
+  scrolls sideways), and sets the theme's
   default colour mode (without it the theme logs a console error on first visit).
 
 MathJax itself is served from ``_static/mathjax`` by the ``sphinx-mathjax-offline``
@@ -21,6 +24,7 @@ package (MathJax 3.2.2), configured by ``mathjax_path`` in ``_config.yml``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent.parent / "_static"
@@ -74,6 +78,29 @@ def clean_scripts(app, pagename, templatename, context, doctree):
         ]
 
 
+# an <img> of a figure (its file is in _images/), possibly already inside a link
+_FIGURE_IMG = re.compile(
+    r'(<a\b[^>]*>\s*)?(<img\b[^>]*?\bsrc="([^"]*_images/[^"]+)"[^>]*>)'
+)
+
+
+def _zoom_link(match: re.Match) -> str:
+    if match.group(1):  # already a link (Sphinx links scaled images to their file)
+        return match.group(0)
+    img, src = match.group(2), match.group(3)
+    return (
+        f'<a class="reference internal image-reference figure-zoom" href="{src}" '
+        f'title="Open the figure at full size">{img}</a>'
+    )
+
+
+def link_figures(app, pagename, templatename, context, doctree):
+    """Wrap every figure image of the page body in a link to the image file."""
+    body = context.get("body")
+    if body and "_images/" in body:
+        context["body"] = _FIGURE_IMG.sub(_zoom_link, body)
+
+
 def add_static(app):
     if str(STATIC) not in app.config.html_static_path:
         app.config.html_static_path.append(str(STATIC))
@@ -88,4 +115,5 @@ def setup(app):
     app.add_js_file("book.js", **{"defer": "defer"})
     # after myst-nb (priority 500), which adds the per-page widget scripts
     app.connect("html-page-context", clean_scripts, priority=900)
+    app.connect("html-page-context", link_figures)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

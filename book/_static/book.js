@@ -1,23 +1,295 @@
-// On a narrow screen (a phone), a display equation wider than the column is set in a
-// smaller size, down to 70 %, so that it fits or nearly fits; on wider screens nothing
-// changes (equations wider than the column there are to be broken in the source).
+// The book's own script (added to every page by book/_ext/html_offline.py). It makes
+// the page fit a narrow screen (a phone) without hiding anything:
+//
+// - code blocks: every line goes into a span.code-line that carries its indentation,
+//   so that a line too long for the box wraps with a hanging indent (book.css);
+// - display equations wider than the column: the equation number moves below the
+//   equation, then the equation is set smaller, down to FLOOR (70 %) of its size, and
+//   only if it still does not fit it scrolls sideways, with a visible cue;
+// - inline formulas wider than their line: set smaller, down to INLINE_FLOOR (75 %),
+//   and only then scroll inside their own span, with the same cue;
+// - code names in tables get break opportunities after "." and "_" (<wbr>), so that
+//   a narrow column wraps them; a table still wider than the column scrolls inside
+//   its own box with the same cue.
+//
+// A box that scrolls gets the classes scroll-frame (with more-left / more-right while
+// there is more to see on that side) and a "scroll sideways" line under it. Everything
+// is measured again when the window is resized and when a dropdown opens. What was
+// changed is marked (data-fit-scale on a scaled formula, scroll-frame on a scroller),
+// and tests/test_html.py checks at 1280 px that nothing needed it.
 (function () {
   "use strict";
-  function fit() {
-    if (window.innerWidth >= 700) return;
-    document.querySelectorAll('mjx-container[display="true"]').forEach(function (box) {
-      box.style.fontSize = "";
-      var math = box.querySelector("mjx-math");
-      if (!math) return;
-      var ratio = box.clientWidth / math.getBoundingClientRect().width;
-      if (ratio < 1) box.style.fontSize = Math.max(0.7, ratio * 0.98) * 100 + "%";
+  var FLOOR = 0.7;
+  var INLINE_FLOOR = 0.75;
+  var HINT = "scroll sideways \u21c6";
+
+  // ---- code blocks: one span per line, with its indentation -------------------------
+  function splitNode(node) {
+    // the pieces of node between its newlines, each a list of nodes
+    if (node.nodeType === Node.TEXT_NODE) {
+      return node.data.split("\n").map(function (t) {
+        return t ? [document.createTextNode(t)] : [];
+      });
+    }
+    if (node.nodeType !== Node.ELEMENT_NODE || node.textContent.indexOf("\n") < 0) {
+      return [[node]];
+    }
+    var parts = [[]];
+    Array.prototype.slice.call(node.childNodes).forEach(function (child) {
+      var sub = splitNode(child);
+      parts[parts.length - 1] = parts[parts.length - 1].concat(sub[0]);
+      for (var i = 1; i < sub.length; i++) parts.push(sub[i]);
+    });
+    return parts.map(function (nodes) {
+      var shell = node.cloneNode(false);
+      nodes.forEach(function (n) { shell.appendChild(n); });
+      return nodes.length ? [shell] : [];
     });
   }
-  function start() {
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-      MathJax.startup.promise.then(fit);
+
+  function wrapCodeLines(pre) {
+    if (pre.getAttribute("data-lines")) return;
+    var lines = splitNode(pre).map(function (nodes) {
+      // splitNode(pre) returns shells of pre: unwrap them
+      return nodes.length ? Array.prototype.slice.call(nodes[0].childNodes) : [];
+    });
+    var last = lines.length - 1;
+    if (last > 0 && lines[last].length === 0) lines.pop();
+    var frag = document.createDocumentFragment();
+    lines.forEach(function (nodes, i) {
+      var span = document.createElement("span");
+      span.className = "code-line";
+      nodes.forEach(function (n) { span.appendChild(n); });
+      var indent = /^[ ]*/.exec(span.textContent)[0].length;
+      if (indent) span.style.setProperty("--indent", String(indent));
+      frag.appendChild(span);
+      frag.appendChild(document.createTextNode("\n"));
+    });
+    pre.textContent = "";
+    pre.appendChild(frag);
+    pre.setAttribute("data-lines", String(lines.length));
+  }
+
+  // ---- code names in tables: may break after "." and "_" ---------------------------
+  function addBreaks(code) {
+    var walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    var texts = [];
+    while (walker.nextNode()) texts.push(walker.currentNode);
+    texts.forEach(function (text) {
+      var parts = text.data.split(/(?<=[._])(?=[^._])/);
+      if (parts.length < 2) return;
+      var frag = document.createDocumentFragment();
+      parts.forEach(function (part, i) {
+        if (i) frag.appendChild(document.createElement("wbr"));
+        frag.appendChild(document.createTextNode(part));
+      });
+      text.parentNode.replaceChild(frag, text);
+    });
+  }
+
+  // ---- boxes that scroll sideways: the cue ------------------------------------------
+  function cueState(frame, scroller) {
+    var more = scroller.scrollWidth - scroller.clientWidth;
+    frame.classList.toggle("more-left", scroller.scrollLeft > 1);
+    frame.classList.toggle("more-right", scroller.scrollLeft < more - 1);
+  }
+
+  function setScrollCue(frame, scroller, on) {
+    var hint = frame.querySelector(":scope > .scroll-hint");
+    if (!on) {
+      frame.classList.remove("scroll-frame", "more-left", "more-right");
+      if (hint) hint.remove();
+      return;
+    }
+    frame.classList.add("scroll-frame");
+    if (!hint) {
+      hint = document.createElement("span");
+      hint.className = "scroll-hint";
+      hint.setAttribute("aria-hidden", "true");
+      hint.textContent = HINT;
+      frame.appendChild(hint);
+    }
+    if (!scroller.getAttribute("data-scroll-cue")) {
+      scroller.setAttribute("data-scroll-cue", "1");
+      scroller.addEventListener("scroll", function () { cueState(frame, scroller); },
+        { passive: true });
+    }
+    cueState(frame, scroller);
+  }
+
+  function overflows(el) {
+    return el.scrollWidth > el.clientWidth + 1;
+  }
+
+  // Each fit runs in three passes, so that the page is laid out a few times, not once
+  // per formula: undo what an earlier fit changed, measure everything, then change
+  // only what does not fit.
+  function widthOf(el) {
+    return el.getBoundingClientRect().width;
+  }
+
+  // ---- tables -----------------------------------------------------------------------
+  function tableBoxes(root) {
+    // [frame, scroller]: the frame wraps the scroller, so that the shades stay in place
+    return Array.prototype.map.call(
+      root.querySelectorAll(".pst-scrollable-table-container"), function (box) {
+        var frame = box.parentElement;
+        if (!frame.classList.contains("table-frame")) {
+          frame = document.createElement("div");
+          frame.className = "table-frame";
+          box.parentNode.insertBefore(frame, box);
+          frame.appendChild(box);
+        }
+        return [frame, box];
+      });
+  }
+
+  // ---- formulas ---------------------------------------------------------------------
+  // MathJax sets its own font size on each formula (to match the text's x-height):
+  // a scale multiplies that size.
+  function setScale(box, scale) {
+    if (!box.hasAttribute("data-base-size")) {
+      box.setAttribute("data-base-size", box.style.fontSize || "");
+    }
+    var base = box.getAttribute("data-base-size");
+    if (scale >= 1) {
+      box.style.fontSize = base;
+      box.removeAttribute("data-fit-scale");
+    } else {
+      box.style.fontSize = ((parseFloat(base) || 100) * scale).toFixed(1) + "%";
+      box.setAttribute("data-fit-scale", scale.toFixed(2));
     }
   }
-  window.addEventListener("load", start);
-  window.addEventListener("resize", fit);
+
+  // set box smaller until width() <= room(), not below floor; true if it then fits
+  function shrink(box, floor, width, room) {
+    var scale = 1;
+    for (var i = 0; i < 4 && width() > room() + 1 && scale > floor; i++) {
+      scale = Math.max(floor, Math.floor(scale * (room() / width()) * 100) / 100);
+      setScale(box, scale);
+    }
+    return width() <= room() + 1;
+  }
+
+  function mathDiv(box) {
+    return box.closest("div.math") || box.parentElement;
+  }
+
+  function resetDisplay(box) {
+    var div = mathDiv(box);
+    if (box.hasAttribute("data-fit-scale")) setScale(box, 1);
+    if (div.classList.contains("eqno-below")) div.classList.remove("eqno-below");
+    if (div.classList.contains("scroll-frame")) setScrollCue(div, box, false);
+  }
+
+  function displayTooWide(box) {
+    var math = box.querySelector("mjx-math");
+    return !!math && box.clientWidth > 0 && widthOf(math) > box.clientWidth + 1;
+  }
+
+  // first the number goes below the equation, then the equation is set smaller, and
+  // what still does not fit at FLOOR scrolls
+  function fitDisplay(box) {
+    var div = mathDiv(box);
+    var math = box.querySelector("mjx-math");
+    if (div.querySelector(":scope > span.eqno")) div.classList.add("eqno-below");
+    var fits = shrink(box, FLOOR, function () { return widthOf(math); },
+      function () { return box.clientWidth; });
+    if (!fits) setScrollCue(div, box, true);
+  }
+
+  function lineRoom(box) {
+    var host = box.parentElement.closest("p, li, dd, dt, td, th, figcaption, div");
+    if (!host || !host.clientWidth) return 0;
+    var cs = getComputedStyle(host);
+    return host.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  }
+
+  function resetInline(box) {
+    if (box.hasAttribute("data-fit-scale")) setScale(box, 1);
+    var span = box.parentElement;
+    if (span.classList.contains("scrolls")) {
+      span.classList.remove("scrolls");
+      setScrollCue(span.parentElement, span, false);
+    }
+  }
+
+  function inlineTooWide(box) {
+    var room = lineRoom(box);
+    return room > 0 && widthOf(box) > room + 1;
+  }
+
+  // set smaller, down to INLINE_FLOOR; what still does not fit scrolls inside its own
+  // span (wrapped in a span.inline-frame that carries the cue)
+  function fitInline(box) {
+    var fits = shrink(box, INLINE_FLOOR, function () { return widthOf(box); },
+      function () { return lineRoom(box); });
+    var span = box.parentElement;
+    if (fits || !span.classList.contains("math")) return;
+    var frame = span.parentElement;
+    if (!frame.classList.contains("inline-frame")) {
+      frame = document.createElement("span");
+      frame.className = "inline-frame";
+      span.parentNode.insertBefore(frame, span);
+      frame.appendChild(span);
+    }
+    span.classList.add("scrolls");
+    setScrollCue(frame, span, true);
+  }
+
+  function fitPage(root) {
+    var tables = tableBoxes(root);
+    var displays = Array.prototype.slice.call(
+      root.querySelectorAll('mjx-container[display="true"]'));
+    var inlines = Array.prototype.filter.call(
+      root.querySelectorAll('mjx-container:not([display="true"])'),
+      function (box) { return !box.closest("table"); }); // a table scrolls as a whole
+    // 1. undo
+    tables.forEach(function (t) {
+      if (t[0].classList.contains("scroll-frame")) setScrollCue(t[0], t[1], false);
+    });
+    displays.forEach(resetDisplay);
+    inlines.forEach(resetInline);
+    // 2. measure
+    var wideTables = tables.filter(function (t) { return overflows(t[1]); });
+    var wideDisplays = displays.filter(displayTooWide);
+    var wideInlines = inlines.filter(inlineTooWide);
+    // 3. fit
+    wideDisplays.forEach(fitDisplay);
+    wideInlines.forEach(fitInline);
+    wideTables.forEach(function (t) { setScrollCue(t[0], t[1], true); });
+  }
+
+  // ---- driver -----------------------------------------------------------------------
+  var article = function () {
+    return document.querySelector("article.bd-article") || document.body;
+  };
+  var pending = 0;
+  function fitAll() {
+    pending = 0;
+    fitPage(article());
+    document.documentElement.setAttribute("data-book-fit", "done");
+  }
+  function later() {
+    if (!pending) pending = window.requestAnimationFrame(fitAll);
+  }
+  window.bookFit = fitAll; // for tests/test_html.py
+
+  function start() {
+    article().querySelectorAll("div.highlight pre").forEach(wrapCodeLines);
+    article().querySelectorAll("table code").forEach(addBreaks);
+    // measure once MathJax has typeset the page and the fonts (its own included) are
+    // loaded, and again whenever more fonts arrive
+    var mj = window.MathJax;
+    var typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : null;
+    var fonts = document.fonts ? document.fonts.ready : null;
+    Promise.all([typeset, fonts]).then(fitAll, fitAll);
+    if (document.fonts) document.fonts.addEventListener("loadingdone", later);
+    window.addEventListener("resize", later);
+    // a dropdown opened (details, or a sphinx-togglebutton solution): measure again
+    document.addEventListener("toggle", later, true);
+    document.addEventListener("click", function () { window.setTimeout(later, 350); });
+  }
+  if (document.readyState === "complete") start();
+  else window.addEventListener("load", start);
 })();
