@@ -128,19 +128,25 @@
     return el.getBoundingClientRect().width;
   }
 
+  // The parent of `el` with class `cls`, wrapping `el` in a new <tag> of that class the
+  // first time (a scroll box's frame holds its shades and cue).
+  function frameOf(el, tag, cls) {
+    var frame = el.parentElement;
+    if (!frame.classList.contains(cls)) {
+      frame = document.createElement(tag);
+      frame.className = cls;
+      el.parentNode.insertBefore(frame, el);
+      frame.appendChild(el);
+    }
+    return frame;
+  }
+
   // ---- tables -----------------------------------------------------------------------
   function tableBoxes(root) {
     // [frame, scroller]: the frame wraps the scroller, so that the shades stay in place
     return Array.prototype.map.call(
       root.querySelectorAll(".pst-scrollable-table-container"), function (box) {
-        var frame = box.parentElement;
-        if (!frame.classList.contains("table-frame")) {
-          frame = document.createElement("div");
-          frame.className = "table-frame";
-          box.parentNode.insertBefore(frame, box);
-          frame.appendChild(box);
-        }
-        return [frame, box];
+        return [frameOf(box, "div", "table-frame"), box];
       });
   }
 
@@ -226,13 +232,7 @@
       function () { return lineRoom(box); });
     var span = box.parentElement;
     if (fits || !span.classList.contains("math")) return;
-    var frame = span.parentElement;
-    if (!frame.classList.contains("inline-frame")) {
-      frame = document.createElement("span");
-      frame.className = "inline-frame";
-      span.parentNode.insertBefore(frame, span);
-      frame.appendChild(span);
-    }
+    var frame = frameOf(span, "span", "inline-frame");
     span.classList.add("scrolls");
     setScrollCue(frame, span, true);
   }
