@@ -785,16 +785,17 @@ def fit_gamma(
 def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     """Exact test error of ``Gamma`` for the linear teacher at finite ``d`` (THEORY.md section 2).
 
-    .. math:: e(\\Gamma) = 1 + \\rho - \\frac{2}{d}\\operatorname{tr}(\\Gamma A)
-              + \\frac{1+\\rho}{d}\\operatorname{tr}(\\Gamma^\\top \\Gamma B),
+    .. math:: e(\\Gamma) = 1 + \\rho - \\frac{2}{d}\\operatorname{tr}(\\Gamma \\mathcal A)
+              + \\frac{1+\\rho}{d}\\operatorname{tr}(\\Gamma^\\top \\Gamma \\mathcal B),
 
-    .. math:: A = \\begin{pmatrix} R \\\\ (1+\\rho)\\bar w^\\top \\end{pmatrix}, \\quad
-              B = \\begin{pmatrix} I/\\alpha + (1 + 1/\\ell) R/(1+\\rho) & (1+2/\\ell)\\bar w \\\\
+    .. math:: \\mathcal A = \\begin{pmatrix} R \\\\ (1+\\rho)\\bar w^\\top \\end{pmatrix}, \\quad
+              \\mathcal B = \\begin{pmatrix} I/\\alpha + (1 + 1/\\ell) R/(1+\\rho) & (1+2/\\ell)\\bar w \\\\
                   (1+2/\\ell)\\bar w^\\top & (1+\\rho)(1+2/\\ell) \\end{pmatrix},
 
     ``alpha = ell / d``, :math:`R = \\mathbb E[w w^\\top]` and :math:`\\bar w = \\mathbb E[w]` (the
     task's second moment and mean). It is ``rho + (1/d) E||w - Gamma phi||^2`` (average over
-    the query) with ``E[phi w^T] = A`` and ``E[phi phi^T] = (1 + rho) B``, where
+    the query) with :math:`\\mathbb E[\\phi w^\\top] = \\mathcal A` and
+    :math:`\\mathbb E[\\phi\\phi^\\top] = (1+\\rho)\\mathcal B`, where
     ``phi = (u, q)`` is the context feature vector.
 
     Parameters
