@@ -66,6 +66,9 @@ __all__ = [
 
 #: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
 #: is the same for an editable install, a regular ``pip install`` and a source checkout.
+#: (Its value is an absolute path on the machine that imports the package.)
+#:
+#: :meta hide-value:
 DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
 
 #: Columns of every ``lib/data/finite_size_<experiment>.csv``, in order.

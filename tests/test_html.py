@@ -405,3 +405,16 @@ def test_figures_at_natural_size(report):
         return [f for f in r.get("figs", []) if f[1] and f[2] < 0.95 * min(f[1], f[3])
                 and "_images/" in (f[0] or "")]
     _check(report, "figures shrunk below 95% of their size", shrunk)
+
+
+def test_no_build_machine_paths():
+    # The book must not show where it was built (an autodoc value, a traceback, a
+    # saved path): such text differs between machines, and on CI a longer checkout path
+    # once pushed an API signature past the phone column. Reads the files; no browser.
+    if not (HTML / "index.html").is_file():
+        pytest.skip(f"no built book at {HTML} (run make book first)")
+    roots = {str(ROOT), str(ROOT.resolve())}
+    found = [f"{page.relative_to(HTML)}: {root}"
+             for page in sorted(HTML.rglob("*.html")) for root in roots
+             if root in page.read_text(encoding="utf-8", errors="replace")]
+    assert not found, "build-machine paths in the HTML:\n" + "\n".join(found[:20])
