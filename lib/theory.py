@@ -1282,12 +1282,12 @@ def pure_noise_error_integral(rho_nl: float, alpha: float, tau: float, lam: floa
 
     .. math::
 
-        e = \rho_{nl}\Big[1 + \frac1\tau \int \frac{s}{(s + \zeta_0)^2}\, dF(s)\Big],
+        e = \rho_{nl}\Big[1 + \frac1\tau \int \frac{r}{(r + \zeta_0)^2}\, dF(r)\Big],
         \qquad \zeta_0 = \frac{\lambda\alpha}{\rho_{nl}},
 
     with :math:`F` the Marchenko-Pastur law of ratio :math:`p/n = 1/\tau`: density
-    :math:`\sqrt{(s_+ - s)(s - s_-)}/(2\pi s/\tau)` on :math:`[s_-, s_+]`,
-    :math:`s_\pm = (1 \pm \tau^{-1/2})^2`, plus an atom at 0 of mass
+    :math:`\sqrt{(r_+ - r)(r - r_-)}/(2\pi r/\tau)` on :math:`[r_-, r_+]`,
+    :math:`r_\pm = (1 \pm \tau^{-1/2})^2`, plus an atom at 0 of mass
     :math:`1 - \tau` when :math:`\tau < 1` (which does not contribute). The integral is
     computed by adaptive quadrature (:func:`scipy.integrate.quad`). It is the
     definition that :func:`pure_noise_error` evaluates in closed form, and serves as an
