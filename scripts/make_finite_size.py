@@ -328,6 +328,36 @@ def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+def _replaced(fh: Any, path: Path) -> bool:
+    """Whether ``path`` is no longer the file that ``fh`` appends to.
+
+    ``git stash``, ``git checkout`` or an editor's save replace a file by a new one; rows
+    appended through the old handle would then go to a file that no longer has a name.
+    """
+    try:
+        now, ours = os.stat(path), os.fstat(fh.fileno())
+    except FileNotFoundError:
+        return True
+    return (now.st_ino, now.st_dev) != (ours.st_ino, ours.st_dev)
+
+
+def _reopen(fh: Any, path: Path, mine: list[dict[str, Any]]) -> tuple[Any, int]:
+    """Append to the file now at ``path``, first restoring the rows of this run it lacks.
+
+    Returns the new handle and how many rows were restored.
+    """
+    fh.close()
+    if not path.exists():
+        _write_rows(path, [])
+    new = path.open("a", newline="")
+    _lock(new, path)
+    have = {tuple(r[k] for k in _KEY) for r in _read_existing(path)}
+    missing = [r for r in mine if tuple(str(r[k]) for k in _KEY) not in have]
+    csv.DictWriter(new, fieldnames=COLUMNS).writerows(missing)
+    new.flush()
+    return new, len(missing)
+
+
 def _lock(fh: Any, path: Path) -> None:
     """Refuse to run if another process is appending to the same file (POSIX only)."""
     try:
@@ -536,7 +566,8 @@ def run_experiment(
             todo.append(spec)
         log(f"[{name}] {len(specs)} rows, {len(specs) - len(todo)} already present or not selected, "
             f"{len(todo)} to compute")
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        out_file = {"fh": fh, "writer": csv.DictWriter(fh, fieldnames=COLUMNS)}
+        mine: list[dict[str, Any]] = []  # this run's rows, to restore a replaced file
         bar = None
         if progress and todo:
             from tqdm import tqdm
@@ -545,9 +576,16 @@ def run_experiment(
         done = [0]
 
         def on_row(spec: RowSpec, row: dict[str, Any]) -> None:
-            writer.writerow(row)
-            fh.flush()
-            os.fsync(fh.fileno())
+            mine.append(row)
+            if _replaced(out_file["fh"], csv_path):
+                out_file["fh"], n = _reopen(out_file["fh"], csv_path, mine[:-1])
+                log(f"[{name}] {csv_path} was replaced while this run was writing to it (git "
+                    f"stash or checkout?); appending to the new file, {n} rows of this run "
+                    "restored")
+                out_file["writer"] = csv.DictWriter(out_file["fh"], fieldnames=COLUMNS)
+            out_file["writer"].writerow(row)
+            out_file["fh"].flush()
+            os.fsync(out_file["fh"].fileno())
             done[0] += 1
             el = time.perf_counter() - t0
             log(
@@ -565,6 +603,8 @@ def run_experiment(
         finally:
             if bar is not None:
                 bar.close()
+            if out_file["fh"] is not fh:
+                out_file["fh"].close()
     wall = time.perf_counter() - t0
     if not todo and json_path.exists():  # nothing new: keep the record of the runs that made the file
         log(f"[{name}] nothing to do: {csv_path} is complete")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import os
 import math
 import sys
 from pathlib import Path
@@ -141,6 +142,28 @@ def test_run_experiment_resumes(tmp_path):
     assert len(fs.load("smoke", data_dir=tmp_path)) == 5
     mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=300, fresh=True, log=log.append)
     assert [r["n_test"] for r in fs.load("smoke", data_dir=tmp_path)] == [0, 300, 300, 300, 300]
+
+
+def test_run_experiment_survives_a_replaced_file(tmp_path):
+    """git stash/checkout replace the CSV by a new file mid-run: no row may be lost."""
+    path = tmp_path / "finite_size_smoke.csv"
+    header_only = tmp_path / "header.csv"
+    mfs._write_rows(header_only, [])
+    log: list[str] = []
+
+    def replace_after_two_rows(msg: str) -> None:
+        log.append(msg)
+        if " 2/5 " in msg:  # as `git stash` does: a new file, without this run's rows
+            os.replace(header_only, path)
+
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
+                       log=replace_after_two_rows)
+    rows = fs.load("smoke", data_dir=tmp_path)
+    assert len(rows) == 5, log
+    assert any("was replaced" in m and "2 rows of this run restored" in m for m in log), log
+    log.clear()
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    assert any("0 to compute" in m for m in log), log
 
 
 def test_run_experiment_refuses_concurrent_writers(tmp_path):
