@@ -212,40 +212,18 @@ def wheel_venv(tmp_path_factory):
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
     ).stdout.strip()
     site = Path(purelib).resolve()
+    pip_install = [str(py), "-m", "pip", "install", "--quiet"]
     if os.environ.get("BOOK_WHEEL_DEPS") == "pypi":
         constraints = base / "constraints.txt"
         constraints.write_text("\n".join(_pins()) + "\n")
-        _run(
-            [
-                str(py),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "-c",
-                str(constraints),
-                str(wheel),
-                "ipykernel",
-            ]
-        )
+        _run([*pip_install, "-c", str(constraints), str(wheel), "ipykernel"])
     else:
         import sysconfig
 
         here = Path(sysconfig.get_paths()["purelib"]).resolve()
         # the wheel first: once the book's environment is visible through the .pth,
         # pip would see its (editable) icl-nonlinear-book and skip the wheel
-        _run(
-            [
-                str(py),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--ignore-installed",
-                str(wheel),
-            ]
-        )
+        _run([*pip_install, "--no-deps", "--ignore-installed", str(wheel)])
         (site / "zz_book_deps.pth").write_text(f"{here}\n")
     kernels = base / "kernels"
     (kernels / "book-wheel").mkdir(parents=True)
