@@ -12,7 +12,7 @@ worker process per core (``--workers N`` to choose, ``--workers 0`` for no Dask 
 or an existing scheduler given by ``--scheduler tcp://host:8786`` (a lab server, or a
 SLURM allocation through ``dask-jobqueue``; see lib/data/README.md).
 
-Experiments: ``linear_points``, ``teachers``, ``h2_study`` and ``smoke`` (default: all,
+Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points`` and ``smoke`` (default: all,
 in that order). Each row is one call of :func:`lib.attention.simulate` (pretrain Gamma
 on n = tau d^2 contexts, then measure its ICL and IDG errors) for one configuration,
 one variant, one dimension ``d`` and one draw. Rows are appended to the CSV and flushed
@@ -127,6 +127,42 @@ def _teachers_n_test(d: int) -> int:
     return 300_000
 
 
+NONLINEAR_POINTS_TEACHERS = ("relu", "tanh", "h2")
+
+
+def _lam_star(teacher: str, alpha: float, kappa: float, tau: float, rho: float) -> float:
+    """lambda* of the equivalence (``lib.theory.nonlinear_optimal_lambda``), 4 significant digits.
+
+    Rounded so that the grid (and the seeds' parameters recorded with each row) do not move
+    when the minimizer's last digits do.
+    """
+    from lib import theory
+
+    return float(f"{float(theory.nonlinear_optimal_lambda(teacher, alpha, kappa, tau, rho)[0]):.4g}")
+
+
+def _nonlinear_points() -> tuple[Config, ...]:
+    """The parameter points of the ``nonlinear_points`` experiment, teacher by teacher."""
+    tg = ("teacher", "gaussian")
+    configs = []
+    for t in NONLINEAR_POINTS_TEACHERS:
+        configs += [
+            Config(f"{t} tau=0.5 kappa=inf", t, tg, 2.0, INF, 0.5, 0.1, 0.0),
+            Config(f"{t} tau=0.5 kappa=1.5", t, tg, 2.0, 1.5, 0.5, 0.1, 0.0),
+            Config(f"{t} lam=0.5", t, tg, 2.0, 1.5, 3.0, 0.1, 0.5),
+        ]
+        if t != "h2":  # a_1 = 0: the ridge error decreases all the way to lambda = inf
+            configs.append(Config(f"{t} lam=lam_star", t, tg, 2.0, 1.5, 3.0, 0.1,
+                                  _lam_star(t, 2.0, 1.5, 3.0, 0.1)))
+        configs += [
+            Config(f"{t} alpha=1", t, tg, 1.0, 1.5, 3.0, 0.1, 0.0),
+            Config(f"{t} alpha=4", t, tg, 4.0, 1.5, 3.0, 0.1, 0.0),
+        ]
+    return tuple(configs)
+
+
+NONLINEAR_POINTS = _nonlinear_points()
+
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
     for e in (
@@ -177,6 +213,21 @@ EXPERIMENTS: dict[str, Experiment] = {
             draws={50: 12, 100: 12, 150: 12, 200: 12, 300: 8, 400: 8},
             n_test={50: 200_000, 100: 200_000, 150: 200_000, 200: 200_000,
                     300: 1_000_000, 400: 1_000_000},
+        ),
+        Experiment(
+            name="nonlinear_points",
+            index=4,
+            description=(
+                "Three nonlinear teachers (relu, tanh and the a_1 = 0 teacher h2) and their "
+                "Gaussian-equivalent linear teachers away from the chapter-3 point: tau < 1 at "
+                "kappa = inf and kappa = 1.5, a fixed ridge lambda = 0.5 and the optimal ridge "
+                "lambda* of the equivalence (relu and tanh; for h2 lambda* is infinite), "
+                "alpha = 1 and alpha = 4; Monte Carlo test errors."
+            ),
+            configs=NONLINEAR_POINTS,
+            dims=(50, 75, 100, 150),
+            draws={50: 4, 75: 4, 100: 4, 150: 4},
+            n_test={50: 200_000, 75: 200_000, 100: 200_000, 150: 200_000},
         ),
         Experiment(
             name="smoke",
