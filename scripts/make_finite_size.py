@@ -171,7 +171,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             index=0,
             description=(
                 "Linear teacher f(z) = z at five (alpha, kappa, tau, rho, lambda) points, "
-                "exact finite-d ICL and IDG errors of the pretrained Gamma (THEORY.md section 2)."
+                "exact finite-d ICL and IDG errors of the pretrained Gamma (book chapter 2.1, lib.attention.exact_error)."
             ),
             configs=(
                 Config("theory_check", "linear", ("linear",), 1.0, 0.5, 2.0, 0.01, 0.0),

@@ -30,7 +30,7 @@ INF = np.inf
 
 
 # --------------------------------------------------------------------------------------
-# independent scalar re-implementations (straight from THEORY.md section 3)
+# independent scalar re-implementations (straight from the formulas of chapter 2.2)
 # --------------------------------------------------------------------------------------
 def _M_plain(x: float, kappa: float) -> float:
     b = x + 1 - 1 / kappa
@@ -52,7 +52,7 @@ def _ridge_plain(alpha, kappa, tau, rho, lam):
 
 
 # --------------------------------------------------------------------------------------
-# check values of THEORY.md
+# check values of the linear theory (chapter 2.2)
 # --------------------------------------------------------------------------------------
 def test_check_values_ridgeless():
     assert_allclose(icl_error(1, 0.5, 2, 0.01), 1.233993, atol=1e-6)
@@ -61,7 +61,7 @@ def test_check_values_ridgeless():
 
 def test_check_value_ridge():
     e = icl_error(2, 1.5, 3, 0.1, 0.5)
-    # THEORY.md quotes 0.71154; its formula, evaluated with 40-digit arithmetic
+    # the published check value is 0.71154; its formula, evaluated with 40-digit arithmetic
     # (mpmath) and by the plain scalar code above, gives 0.71150821, 3e-5 lower.
     assert_allclose(e, 0.7115082089491352, rtol=1e-10)
     assert_allclose(e, _ridge_plain(2, 1.5, 3, 0.1, 0.5), rtol=1e-10)
@@ -298,7 +298,7 @@ def test_a1_zero_branch():
 
 
 def _mp_stieltjes(z, gamma):
-    """THEORY.md's m(z), principal square root (complex z allowed)."""
+    """The Marchenko-Pastur m(z), principal square root (complex z allowed)."""
     return (1 - gamma - z - np.sqrt((1 - gamma - z) ** 2 - 4 * gamma * z + 0j)) / (2 * gamma * z)
 
 

@@ -29,13 +29,13 @@ INF = np.inf
 # ridgeless IDG, tau < 1, finite kappa
 # --------------------------------------------------------------------------------------
 def _mp_plain(x, kappa):
-    """M_kappa(x) straight from THEORY.md section 3 (no care for cancellation)."""
+    """M_kappa(x) straight from the formula of chapter 2.2 (no care for cancellation)."""
     b = x + 1 - 1 / kappa
     return 2 / (b + np.sqrt(b * b + 4 * x / kappa))
 
 
 def _idg_below_plain(alpha, kappa, tau, rho):
-    """THEORY.md's published form of the ridgeless IDG error for tau < 1, term by term."""
+    """The published form (chapter 2.2) of the ridgeless IDG error for tau < 1, term by term."""
     x = (1 + rho) / alpha
     mu = x * _mp_plain(x, kappa / tau)
     eps = (1 - tau) * x / (tau * mu)
