@@ -32,7 +32,7 @@ student: $(VENV)/.installed
 	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=600 -m "not html"
+	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=240 -m "not html" --durations=12
 
 test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest tests -m "not slow and not html"

@@ -286,7 +286,7 @@ def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
     }
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     client = nbclient.NotebookClient(
-        nb, km=km, timeout=600, resources={"metadata": {"path": str(work)}}
+        nb, km=km, timeout=240, resources={"metadata": {"path": str(work)}}
     )
     client.execute(env=env)  # a plain kernel: no PYTHONPATH, cwd outside the repo
 
