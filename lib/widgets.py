@@ -28,7 +28,7 @@ __all__ = ["hermite_explorer", "task_diversity_explorer", "finite_data_explorer"
 #: controls: the static figure above the explorer is drawn by the same function.
 LIVE_NOTE = ("Interactive explorer: it needs a running Python kernel. Open this page on "
              "Binder or Colab (rocket button at the top of the page) or run the notebook "
-             "locally (make env, then .venv/bin/jupyter lab) to move the controls; the "
+             "locally (make lab, from the repository) to move the controls; the "
              "figure above shows the default values.")
 
 
