@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student test test-fast test-html test-min lab pdf bench data clean env
+.PHONY: book student test test-fast test-html test-min lab lab-reset pdf bench data clean env
 
 env: $(VENV)/.installed
 
@@ -50,8 +50,16 @@ pdf: $(VENV)/.installed
 
 # Read and run the notebooks in JupyterLab with jupyterlab-myst (blocks, macros and the
 # {eval} numbers render): installs requirements-lab.txt into .venv on first use.
+# JupyterLab works on a copy of book/ in _build/lab (made once; `make lab-reset` starts it
+# over): opening a notebook rewrites its metadata and running it stores outputs, which must
+# not land in the committed chapters. --allow-root only where make runs as root (containers).
+LABDIR ?= _build/lab
 lab: $(VENV)/.lab-installed
-	$(BIN)/jupyter lab --ServerApp.root_dir=book
+	mkdir -p $(LABDIR) && cp -Rn book/. $(LABDIR)/
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+lab-reset:
+	rm -rf $(LABDIR)
 
 $(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt
 	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
