@@ -699,7 +699,12 @@ def _make_links() -> dict[str, Link]:
     return {link.name: link for link in links}
 
 
-#: The catalogue of teachers used throughout the book, keyed by name.
+#: The catalogue of teachers used throughout the book, keyed by name: ``linear``,
+#: ``relu``, ``abs``, ``sign``, ``tanh``, ``erf``, ``sin``, ``h2``, ``h3``, ``cubic``,
+#: ``offset``. Each value is a :class:`Link` (its ``description`` says what it is; chapter 1
+#: tabulates their Hermite coefficients).
+#:
+#: :meta hide-value:
 LINKS: dict[str, Link] = _make_links()
 
 

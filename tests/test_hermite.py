@@ -366,3 +366,15 @@ def test_bad_m_z_and_coeffs(no_warnings):
         H.partial_sum([], 0.0)
     with pytest.raises(ValueError, match=r"^z: .*overflows"):
         H.partial_sum([0.0, 1.0, 1.0], 1e200)
+
+
+def test_links_doc_comment_lists_the_catalogue():
+    """The API page hides LINKS' repr and shows its doc comment: it must name every link."""
+    import re
+    from pathlib import Path
+
+    src = Path(H.__file__).read_text()
+    comment = re.search(r"((?:#:.*\n)+)LINKS", src).group(1)
+    listed = re.findall(r"``(\w+)``", comment.split("Each value")[0])
+    assert listed == list(H.LINKS)
+    assert ":meta hide-value:" in comment
