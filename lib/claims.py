@@ -171,7 +171,7 @@ def claim_between(value: Any, low: float, high: float, what: str) -> None:
         raise ValueError(f"low must be <= high; got low={low!r}, high={high!r}")
     v = _values("value", value)
     if np.any(v < lo) or np.any(v > hi):
-        _fail(what, f"values {np.round(v, 6).tolist()} are not all in [{low:g}, {high:g}]")
+        _fail(what, f"values {np.round(v, 6).tolist()} are not all in [{lo:g}, {hi:g}]")
 
 
 def claim_monotone(values: Any, what: str, *, increasing: bool = True, strict: bool = True) -> None:
