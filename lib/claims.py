@@ -39,12 +39,42 @@ def _fail(what: str, detail: str) -> None:
 
 
 def _values(name: str, value: Any) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+    """``value`` as a float array: non-empty, real numbers (not bools or strings), finite."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must be real numbers (int or float, scalar or array); "
+            f"got {value!r} of dtype {arr.dtype}"
+        )
     if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
+        raise ValueError(f"{name} must not be empty; got {value!r}")
+    arr = arr.astype(float)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite; got {value!r}")
+        raise ValueError(f"{name} must be finite (no NaN or inf); got {value!r}")
     return arr
+
+
+def _scalar(name: str, value: Any) -> float:
+    """``value`` as a float: one real number (not a bool, a string or an array)."""
+    arr = np.asarray(value)
+    if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a single real number (int or float); got {value!r}")
+    return float(arr)
+
+
+def _tolerance(name: str, value: Any) -> float:
+    """A tolerance, margin or number of standard errors: a finite real number >= 0."""
+    t = _scalar(name, value)
+    if not (np.isfinite(t) and t >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
+    return t
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A keyword switch: a Python or NumPy bool, not a truthy stand-in such as a string."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
 
 
 def claim(condition: Any, what: str) -> None:
@@ -53,10 +83,30 @@ def claim(condition: Any, what: str) -> None:
     Parameters
     ----------
     condition : bool or array_like of bool
+        Python or NumPy booleans, a scalar or a non-empty array of them. Anything else
+        (a string such as ``'False'``, a number, NaN, an empty list) raises
+        :class:`TypeError` or :class:`ValueError` instead of being read as true or false.
     what : str
         The sentence or clause being checked, quoted in the error message.
+
+    Raises
+    ------
+    TypeError
+        If ``condition`` is not made of booleans.
+    ValueError
+        If ``condition`` is empty.
+    ClaimError
+        If any entry of ``condition`` is false.
     """
-    if not bool(np.all(np.asarray(condition, dtype=bool))):
+    arr = np.asarray(condition)
+    if arr.dtype.kind != "b":
+        raise TypeError(
+            "condition must be a bool or an array of bools (Python or NumPy); "
+            f"got {condition!r} of dtype {arr.dtype}"
+        )
+    if arr.size == 0:
+        raise ValueError(f"condition must not be empty; got {condition!r}")
+    if not bool(np.all(arr)):
         _fail(what, f"condition is false ({condition!r})")
 
 
@@ -74,13 +124,13 @@ def claim_close(
     what : str
         The claim, quoted in the error message.
     rel, abs : float, optional
-        Relative and absolute tolerances (at least one is required; both >= 0).
+        Relative and absolute tolerances (at least one is required; each a finite
+        number >= 0: NaN or inf would make the check vacuous).
     """
     if rel is None and abs is None:
         raise ValueError("claim_close needs a tolerance: give rel=, abs= or both")
-    rel_t, abs_t = float(rel or 0.0), float(abs or 0.0)
-    if rel_t < 0 or abs_t < 0:
-        raise ValueError(f"rel and abs must be >= 0; got rel={rel!r}, abs={abs!r}")
+    rel_t = 0.0 if rel is None else _tolerance("rel", rel)
+    abs_t = 0.0 if abs is None else _tolerance("abs", abs)
     a, e = _values("actual", actual), _values("expected", expected)
     err = np.abs(a - e)
     tol = abs_t + rel_t * np.abs(e)
@@ -92,7 +142,12 @@ def claim_close(
 
 
 def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) -> None:
-    """Check ``smaller + margin < larger`` elementwise (an ordering claim)."""
+    """Check ``smaller + margin < larger`` elementwise (an ordering claim).
+
+    ``smaller`` and ``larger`` are finite, non-empty and broadcastable; ``margin`` is a
+    finite number >= 0.
+    """
+    margin = _tolerance("margin", margin)
     s, g = _values("smaller", smaller), _values("larger", larger)
     bad = ~(s + margin < g)
     if np.any(bad):
@@ -102,14 +157,30 @@ def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) ->
 
 
 def claim_between(value: Any, low: float, high: float, what: str) -> None:
-    """Check ``low <= value <= high`` elementwise."""
+    """Check ``low <= value <= high`` elementwise.
+
+    ``low`` and ``high`` are single numbers with ``low <= high``; they may be
+    ``-np.inf`` / ``np.inf`` for a one-sided claim, but not NaN (every comparison with
+    NaN is false, so the claim would hold for any value).
+    """
+    lo, hi = _scalar("low", low), _scalar("high", high)
+    for name, bound, given in (("low", lo, low), ("high", hi, high)):
+        if np.isnan(bound):
+            raise ValueError(f"{name} must be a number or +-inf, not NaN; got {given!r}")
+    if lo > hi:
+        raise ValueError(f"low must be <= high; got low={low!r}, high={high!r}")
     v = _values("value", value)
-    if np.any(v < low) or np.any(v > high):
-        _fail(what, f"values {np.round(v, 6).tolist()} are not all in [{low:g}, {high:g}]")
+    if np.any(v < lo) or np.any(v > hi):
+        _fail(what, f"values {np.round(v, 6).tolist()} are not all in [{lo:g}, {hi:g}]")
 
 
 def claim_monotone(values: Any, what: str, *, increasing: bool = True, strict: bool = True) -> None:
-    """Check that a sequence increases (or decreases), strictly unless ``strict=False``."""
+    """Check that a sequence increases (or decreases), strictly unless ``strict=False``.
+
+    ``values`` are finite with at least two entries; ``increasing`` and ``strict`` are
+    bools.
+    """
+    increasing, strict = _flag("increasing", increasing), _flag("strict", strict)
     v = _values("values", values).ravel()
     if v.size < 2:
         raise ValueError("values must have at least two entries to be monotone")
@@ -125,8 +196,10 @@ def claim_consistent(estimate: Any, se: Any, target: Any, what: str, *, z: float
     """Check that ``estimate`` is within ``z`` standard errors of ``target``.
 
     For statistical claims ("agrees with the theory within its error bars"): the
-    tolerance is ``z * se``, with ``se`` the estimate's standard error.
+    tolerance is ``z * se``, with ``se`` the estimate's standard error (finite and
+    >= 0) and ``z`` a finite number >= 0.
     """
+    z = _tolerance("z", z)
     e, s, t = _values("estimate", estimate), _values("se", se), _values("target", target)
     if np.any(s < 0):
         raise ValueError(f"se must be >= 0; got {se!r}")
