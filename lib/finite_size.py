@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import importlib.resources
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -155,16 +156,48 @@ def _path(experiment: Any, data_dir: str | Path | None) -> Path:
     return _dir(data_dir) / f"{_PREFIX}{experiment}.csv"
 
 
-def _convert(name: str, text: str) -> Any:
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+#: Smallest allowed value of each integer column.
+_INT_LOW = {"d": 1, "draw": 0, "seed": 0, "n_test": 0}
+#: Float columns that must be ``>= 0`` (standard errors and timings).
+_NONNEGATIVE = frozenset({"icl_se", "idg_se", "seconds"})
+
+
+def _convert(name: str, text: str, where: str) -> Any:
+    """One CSV field as its Python value; ``ValueError("<where>: <name>: ...")`` if invalid."""
     if name in _STR_COLUMNS:
+        if not text:
+            raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
         return text
     if name in _INT_COLUMNS:
-        return int(text)
-    return float(text)  # accepts "inf"
+        if not _INT_TEXT.fullmatch(text):
+            raise ValueError(f"{where}: {name}: {text!r} is not an integer (digits only, e.g. '12')")
+        value = int(text)
+        if value < _INT_LOW[name]:
+            raise ValueError(f"{where}: {name}: {value} is not allowed; it must be >= {_INT_LOW[name]}")
+        return value
+    try:
+        if text != text.strip() or "_" in text:
+            raise ValueError
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: {name}: {text!r} is not a number") from None
+    if math.isnan(value) or value == -math.inf or (value == math.inf and name != "kappa"):
+        allowed = "finite or inf" if name == "kappa" else "finite"
+        raise ValueError(f"{where}: {name}: {text!r} is not allowed; the value must be {allowed}")
+    if name in _NONNEGATIVE and value < 0:
+        raise ValueError(f"{where}: {name}: {text!r} is negative; it must be >= 0")
+    return value
 
 
 def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
-    """Read the rows of ``lib/data/finite_size_<experiment>.csv``.
+    """Read the rows of ``lib/data/finite_size_<experiment>.csv``, checking every one.
+
+    The file is read as UTF-8 (a leading byte-order mark is allowed). Every row must have
+    exactly the fields of :data:`COLUMNS`: ``d, draw, seed, n_test`` integers (``d >= 1``,
+    the others ``>= 0``), the text columns non-empty, the other columns numbers, finite
+    except ``kappa`` (which may be ``inf``), with ``icl_se, idg_se, seconds >= 0``. Blank
+    lines are skipped.
 
     Parameters
     ----------
@@ -185,14 +218,45 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
     ------
     ValueError
         If ``experiment`` is not an available experiment (the message lists them), or
-        the file's header is not :data:`COLUMNS`.
+        the file is not valid: the message is ``"<path>:<line>: <column>: <problem>"``,
+        with the physical line number in the file (the header is line 1). Invalid are:
+        a header other than :data:`COLUMNS`, a repeated header line, a row with too few
+        fields (for instance a truncated last line) or too many, a non-integer in an
+        integer column, a field that is not a number, a non-finite value where a finite
+        one is required, a negative standard error or time.
     """
     path = _path(experiment, data_dir)
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise ValueError(f"{path} must have the columns {COLUMNS}; it has {reader.fieldnames}")
-        return [{k: _convert(k, row[k]) for k in COLUMNS} for row in reader]
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader, None)
+            if header is None or tuple(header) != COLUMNS:
+                raise ValueError(f"{path}:1: header: must be the columns {COLUMNS}; it has {header}")
+            rows = []
+            line = reader.line_num + 1  # physical line on which the next record starts
+            for fields in reader:
+                where, line = f"{path}:{line}", reader.line_num + 1
+                if not fields:  # a blank line
+                    continue
+                if tuple(fields) == COLUMNS:
+                    raise ValueError(f"{where}: header: a repeated header line (two files concatenated?)")
+                if len(fields) < len(COLUMNS):
+                    missing = COLUMNS[len(fields)]
+                    raise ValueError(
+                        f"{where}: {missing}: missing; the row has {len(fields)} of the "
+                        f"{len(COLUMNS)} fields (a truncated line?)"
+                    )
+                if len(fields) > len(COLUMNS):
+                    raise ValueError(
+                        f"{where}: field {len(COLUMNS) + 1}: extra field {fields[len(COLUMNS)]!r}; "
+                        f"the row has {len(fields)} fields, the header {len(COLUMNS)}"
+                    )
+                rows.append({k: _convert(k, v, where) for k, v in zip(COLUMNS, fields)})
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}:{reader.line_num + 1}: (encoding): not UTF-8 text: {exc}") from None
+        except csv.Error as exc:
+            raise ValueError(f"{path}:{reader.line_num}: (csv): {exc}") from None
+    return rows
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -326,7 +390,9 @@ def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
     Raises
     ------
     ValueError
-        If the rows mix several configurations (the message names the column) or are empty.
+        If the rows mix several configurations (the message names the column), are
+        empty, or a value of ``icl, idg`` is not finite or of ``icl_se, idg_se`` not
+        finite and ``>= 0`` (the message names the column and the first such row).
     TypeError
         If ``rows_or_table`` is neither rows nor a table.
     """
@@ -339,6 +405,16 @@ def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
                     f"summarize needs the rows of one configuration, but column {name!r} takes "
                     f"the values {list(vals)}; filter with table(..., {name}=...) first"
                 )
+    for name in ("icl", "icl_se", "idg", "idg_se"):
+        values = np.asarray(cols[name], dtype=float)
+        bad = ~np.isfinite(values) | ((values < 0) if name.endswith("_se") else False)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            allowed = "finite and >= 0" if name.endswith("_se") else "finite"
+            raise ValueError(
+                f"summarize needs {allowed} values in column {name!r}; row {i} (d = {cols['d'][i]}) "
+                f"has {values[i]!r} ({int(bad.sum())} such rows)"
+            )
     d = cols["d"].astype(np.int64)
     dims = np.unique(d)
     out: dict[str, list] = {k: [] for k in ("icl", "icl_se", "idg", "idg_se", "draws")}

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -418,3 +419,96 @@ def test_run_experiment_labels_select_configurations(tmp_path):
     with pytest.raises(SystemExit, match="unknown label"):
         mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
                            log=lambda m: None, labels=("nope",))
+
+
+# ----------------------------------------------------------------------------------------
+# load: every row is checked, errors say path:line: column: problem
+# ----------------------------------------------------------------------------------------
+
+
+def _good_lines(tmp_path: Path) -> list[str]:
+    _write_csv(tmp_path, "toy", _synthetic_rows()[:3])
+    return (tmp_path / "finite_size_toy.csv").read_text().splitlines()
+
+
+def _set_field(line: str, column: str, text: str) -> str:
+    fields = line.split(",")
+    fields[fs.COLUMNS.index(column)] = text
+    return ",".join(fields)
+
+
+@pytest.mark.parametrize(
+    "edit, line, match",
+    [
+        (lambda ls: ls[:3] + [",".join(ls[3].split(",")[:7])], 4, "alpha: missing; the row has 7 of the 19"),
+        (lambda ls: ls[:2] + [ls[2] + ",extra"] + ls[3:], 3, "field 20: extra field 'extra'"),
+        (lambda ls: ls[:2] + [ls[0]] + ls[2:], 3, "header: a repeated header"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "d", "12.0")] + ls[2:], 2, "d: '12.0' is not an integer"),
+        (lambda ls: ls[:3] + [_set_field(ls[3], "seed", "1_000")], 4, "seed: '1_000' is not an integer"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "n_test", "-1")] + ls[3:], 3, "n_test: -1 is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "draw", "")] + ls[3:], 3, "draw: '' is not an integer"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "icl", "0.8x")] + ls[2:], 2, "icl: '0.8x' is not a number"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "alpha", " 2.0")] + ls[2:], 2, "alpha: ' 2.0' is not a number"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "icl", "nan")] + ls[3:], 3, "icl: 'nan' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "idg", "inf")] + ls[3:], 3, "idg: 'inf' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "icl_se", "inf")] + ls[3:], 3, "icl_se: 'inf' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "idg_se", "nan")] + ls[3:], 3, "idg_se: 'nan' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "seconds", "inf")] + ls[3:], 3, "seconds: 'inf' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "nan")] + ls[3:], 3, "kappa: 'nan' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "-inf")] + ls[3:], 3, "kappa: '-inf' is not allowed"),
+        (lambda ls: ls[:3] + [_set_field(ls[3], "icl_se", "-0.004")], 4, "icl_se: '-0.004' is negative"),
+        (lambda ls: ls[:3] + [_set_field(ls[3], "idg_se", "-1e-3")], 4, "idg_se: '-1e-3' is negative"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "variant", "")] + ls[2:], 2, "variant: empty"),
+        (lambda ls: ls[:1] + ["", ""] + [_set_field(ls[1], "d", "x")] + ls[2:], 4, "d: 'x'"),  # blank lines count
+        (lambda ls: [ls[0].replace("icl_se", "icl_err")] + ls[1:], 1, "header: must be the columns"),
+    ],
+)
+def test_load_rejects_a_bad_row_with_its_line(tmp_path, edit, line, match):
+    lines = _good_lines(tmp_path)
+    path = tmp_path / "finite_size_toy.csv"
+    path.write_text("\n".join(edit(lines)) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:{line}: {re.escape(match)}"):
+        fs.load("toy", data_dir=tmp_path)
+
+
+def test_load_line_numbers_count_physical_lines(tmp_path):
+    """A quoted field spanning two lines: the next row's line number is still its physical line."""
+    lines = _good_lines(tmp_path)
+    lines[1] = _set_field(lines[1], "method", '"dense\nsecond line"')
+    lines[2] = _set_field(lines[2], "d", "oops")
+    path = tmp_path / "finite_size_toy.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:4: d: 'oops'"):
+        fs.load("toy", data_dir=tmp_path)
+
+
+def test_load_accepts_a_byte_order_mark_and_infinite_kappa(tmp_path):
+    lines = _good_lines(tmp_path)
+    path = tmp_path / "finite_size_toy.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
+    rows = fs.load("toy", data_dir=tmp_path)
+    assert rows == _synthetic_rows()[:3] and rows[0]["kappa"] == math.inf
+
+
+def test_stored_tables_load():
+    for experiment in fs.available_experiments():
+        assert fs.load(experiment)
+
+
+@pytest.mark.parametrize("column", ["icl", "icl_se", "idg", "idg_se"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_summarize_refuses_non_finite_values(column, bad):
+    rows = [r for r in _synthetic_rows() if r["variant"] == "teacher"]
+    rows[4] = dict(rows[4], **{column: bad})
+    with pytest.raises(ValueError, match=f"column '{column}'; row 4 \\(d = 20\\)"):
+        fs.summarize(rows)
+    table = {k: np.array([r[k] for r in rows]) for k in fs.COLUMNS}
+    with pytest.raises(ValueError, match=f"column '{column}'"):
+        fs.summarize(table)
+
+
+@pytest.mark.parametrize("column", ["icl_se", "idg_se"])
+def test_summarize_refuses_negative_se(column):
+    rows = [dict(r, **{column: -0.004}) for r in _synthetic_rows() if r["variant"] == "teacher"]
+    with pytest.raises(ValueError, match=f"finite and >= 0 values in column '{column}'"):
+        fs.summarize(rows)
