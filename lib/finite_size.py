@@ -63,6 +63,8 @@ __all__ = [
     "QuadraticFit",
     "extrapolate_quadratic",
     "point_label",
+    "POWER_BOUNDS",
+    "MAX_CONDITION",
 ]
 
 #: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
@@ -85,6 +87,13 @@ _CONFIG_COLUMNS = ("experiment", "label", "teacher", "variant", "alpha", "kappa"
 _PREFIX = "finite_size_"
 #: Range of the exponent b in the free-power fit of :func:`extrapolate`.
 B_BOUNDS: tuple[float, float] = (0.2, 5.0)
+#: Allowed range of a fixed exponent ``power`` of :func:`extrapolate` (outside it ``d**-power``
+#: is constant or underflows on any sensible set of dimensions).
+POWER_BOUNDS: tuple[float, float] = (0.01, 10.0)
+#: Largest condition number of the (column-scaled, weighted) design matrix of a fit;
+#: beyond it the fitted parameters are not determined in double precision.
+MAX_CONDITION = 1e12
+_TINY = float(np.finfo(float).tiny)
 
 
 class FiniteSizeFit(NamedTuple):
@@ -515,8 +524,81 @@ def gap(
 # ----------------------------------------------------------------------------------------
 
 
-def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _check_dims(d: Any) -> np.ndarray:
     d = check_real("d", d, low=0.0, low_open=True)
+    if np.any(d < _TINY):
+        raise ValueError(
+            f"d must be positive normal floats (>= {_TINY:.4g}; subnormal values have lost "
+            f"precision); got d = {d.tolist()}"
+        )
+    return d
+
+
+def _unscale(name: str, value: float, log_factor: float, inputs: str) -> float:
+    """``value * exp(log_factor)``, or a ValueError if that is not a normal float."""
+    if value == 0.0:
+        return 0.0
+    log_abs = math.log(abs(value)) + log_factor
+    if not math.log(_TINY) <= log_abs <= math.log(np.finfo(float).max):
+        sign = "-" if value < 0 else ""
+        raise ValueError(
+            f"the fitted {name} = {sign}10**{log_abs / math.log(10.0):.6g} is not representable as a "
+            f"normal float (magnitude {_TINY:.4g} to {np.finfo(float).max:.4g}); rescale the data ({inputs})"
+        )
+    return math.copysign(math.exp(log_abs), value)
+
+
+def _wls(
+    d: np.ndarray, e: np.ndarray, se: np.ndarray | None, powers: Sequence[float], names: Sequence[str], inputs: str
+) -> tuple[list[float], list[float], float, dict[str, Any]]:
+    """Weighted least squares of ``e = sum_j p_j d**-powers[j]``, computed on rescaled data.
+
+    The columns ``d**-p`` are divided by their largest value (computed as
+    ``exp(-p (log d - log min d))``, so they neither overflow nor underflow), the errors
+    and ``e`` by ``max(se)``; the parameters and their standard errors are scaled back in
+    log space. Returns ``(params, errors, chi2, scaled)``: the errors are those of
+    absolute ``se`` (rescale them by ``sqrt(chi2 / dof)`` when ``se`` is None); ``scaled``
+    holds the rescaled problem (for a nonlinear fit that starts from it).
+
+    Raises ValueError if the design matrix is numerically singular (condition number
+    above :data:`MAX_CONDITION`) or a result is not a normal float.
+    """
+    sigma = np.ones_like(e) if se is None else se
+    scale = float(sigma.max())
+    sigma_s = sigma / scale
+    y = e / scale / sigma_s
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"e / se overflows; rescale the data ({inputs})")
+    log_d = np.log(d)
+    log_ref = float(log_d.min())
+    with np.errstate(under="ignore"):  # a column entry below 1e-308 is 0 for the fit
+        basis = np.column_stack([np.exp(-p * (log_d - log_ref)) for p in powers])
+    design = basis / sigma_s[:, None]
+    cond = float(np.linalg.cond(design))
+    if not cond <= MAX_CONDITION:
+        raise ValueError(
+            f"the fit is numerically singular: its basis functions "
+            f"{', '.join('1' if p == 0 else f'd**-{p:g}' for p in powers)} cannot be told apart on "
+            f"these points (condition number {cond:.3g} > {MAX_CONDITION:g}); the d must be "
+            f"distinct and span a moderate range (max(d)/min(d) = {math.exp(float(log_d.max()) - log_ref):.6g}) "
+            f"and the se comparable ({inputs})"
+        )
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    r = np.linalg.qr(design, mode="r")
+    r_inv = np.linalg.inv(r)
+    errs_s = np.sqrt(np.sum(r_inv**2, axis=1))  # sqrt(diag((A^T A)^-1)) = row norms of R^-1
+    resid = y - design @ coef
+    with np.errstate(over="ignore"):  # an absurdly bad fit has chi2 = inf (p-value 0)
+        chi2 = float(resid @ resid)
+    log_scale = math.log(scale)
+    params = [_unscale(n, float(c), log_scale + p * log_ref, inputs) for n, p, c in zip(names, powers, coef)]
+    errs = [_unscale(f"{n}_se", float(v), log_scale + p * log_ref, inputs) for n, p, v in zip(names, powers, errs_s)]
+    scaled = {"coef": coef, "sigma": sigma_s, "e": e / scale, "t": np.exp(log_d - log_ref), "log_ref": log_ref, "log_scale": log_scale}
+    return params, errs, chi2, scaled
+
+
+def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    d = _check_dims(d)
     e = check_real("e", e)
     if d.ndim != 1 or e.shape != d.shape:
         raise ValueError(f"d and e must be 1-D arrays of the same length; got shapes {d.shape} and {e.shape}")
@@ -544,7 +626,8 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
 
     and the standard errors are the square roots of the diagonal of ``(J^T W J)^{-1}``
     (``J`` the design matrix ``[1, d^{-b}]``, ``W = diag(se^{-2})``), that is, the
-    ``se`` are taken as absolute errors. With ``power=None`` the exponent ``b`` is fitted
+    ``se`` are taken as absolute errors. The fit runs on rescaled data (``d / min(d)``,
+    ``e / max(se)``), so that tiny or huge scales give the same relative accuracy. With ``power=None`` the exponent ``b`` is fitted
     too (:func:`scipy.optimize.curve_fit`, starting from the ``b = 1`` fit), which tests
     whether ``1/d`` describes the data: ``b`` within a few ``b_se`` of 1 and an acceptable
     ``p_value`` say it does. ``b`` is kept in ``B_BOUNDS``; a fit that ends on a bound
@@ -562,7 +645,8 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
         points get equal weight and the error scale is estimated from the residuals
         (then ``p_value`` is NaN).
     power : float or None
-        Fixed exponent ``b > 0`` (default 1: the ``1/d`` law), or None to fit it.
+        Fixed exponent ``b`` in :data:`POWER_BOUNDS` = ``[0.01, 10]`` (default 1: the ``1/d``
+        law), or None to fit it within :data:`B_BOUNDS`.
 
     Returns
     -------
@@ -572,10 +656,13 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     Raises
     ------
     ValueError
-        If the arrays do not match, contain non-finite values, ``d`` or ``se`` are not
-        positive, ``power`` is not positive, or there are too few points
-        (fixed power: at least 2 distinct d and 3 points; free power: 3 distinct d and
-        4 points), or the free-power fit does not converge.
+        If the arrays do not match, contain non-finite values, ``d`` are not positive
+        normal floats or ``se`` not positive, ``power`` is outside :data:`POWER_BOUNDS`, or
+        there are too few points (fixed power: at least 2 distinct d and 3 points; free
+        power: 3 distinct d and 4 points), the fit is numerically singular (the d too close
+        together or spread over too many orders of magnitude: condition number of the
+        design above :data:`MAX_CONDITION`), a fitted value is not representable as a
+        normal float, or the free-power fit does not converge.
 
     Examples
     --------
@@ -588,42 +675,60 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     """
     if power is not None:
         power = float(check_real("power", power, low=0.0, low_open=True))
+        if not POWER_BOUNDS[0] <= power <= POWER_BOUNDS[1]:
+            raise ValueError(
+                f"power must be a fixed exponent in POWER_BOUNDS = {list(POWER_BOUNDS)} (or None to fit "
+                f"it within B_BOUNDS = {list(B_BOUNDS)}); got power = {power!r}"
+            )
     n_params = 2 if power is not None else 3
     d, e, se = _check_fit_input(d, e, se, n_params)
-    sigma = np.ones_like(e) if se is None else se
     b0 = 1.0 if power is None else power
+    inputs = f"d = {d.tolist()}, power = {power}"
 
     # Linear weighted least squares for a fixed exponent (also the start of the free fit).
-    design = np.column_stack([np.ones_like(d), d ** -b0]) / sigma[:, None]
-    coef, *_ = np.linalg.lstsq(design, e / sigma, rcond=None)
+    params, errs, chi2, sc = _wls(d, e, se, (0.0, b0), ("e_inf", "c"), inputs)
+    dof = int(d.size - n_params)
     if power is not None:
-        params = coef
-        cov = np.linalg.inv(design.T @ design)
         b, b_se = power, 0.0
-        resid = (e - params[0] - params[1] * d ** -power) / sigma
     else:
+        # The free fit runs on the rescaled problem: t = d / min(d), e / max(se); then
+        # c = max(se) * c' * min(d)**b and its error follows from the Jacobian of that map.
         def model(x, e_inf, c, b):
             return e_inf + c * x ** -b
 
         try:
-            params, cov = optimize.curve_fit(
-                model, d, e, p0=[coef[0], coef[1], 1.0], sigma=sigma, absolute_sigma=True,
-                bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]), max_nfev=10_000,
+            p_s, cov_s = optimize.curve_fit(
+                model, sc["t"], sc["e"], p0=[sc["coef"][0], sc["coef"][1], 1.0], sigma=sc["sigma"],
+                absolute_sigma=True, bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]),
+                max_nfev=10_000,
             )
         except RuntimeError as exc:
             raise ValueError(f"the free-power fit e_inf + c/d**b did not converge: {exc}") from exc
-        b = float(params[2])
-        resid = (e - model(d, *params)) / sigma
-    chi2 = float(resid @ resid)
-    dof = int(d.size - n_params)
+        if not np.all(np.isfinite(cov_s)):
+            raise ValueError(f"the free-power fit e_inf + c/d**b is degenerate (infinite covariance; {inputs})")
+        resid = (sc["e"] - model(sc["t"], *p_s)) / sc["sigma"]
+        with np.errstate(over="ignore"):
+            chi2 = float(resid @ resid)
+        b = float(p_s[2])
+        log_k = sc["log_scale"] + b * sc["log_ref"]
+        dc = np.array([0.0, 1.0, float(p_s[1]) * sc["log_ref"]])  # d(c / (scale k)) / d(e_inf', c', b)
+        params = [
+            _unscale("e_inf", float(p_s[0]), sc["log_scale"], inputs),
+            _unscale("c", float(p_s[1]), log_k, inputs),
+        ]
+        errs = [
+            _unscale("e_inf_se", math.sqrt(max(float(cov_s[0, 0]), 0.0)), sc["log_scale"], inputs),
+            _unscale("c_se", math.sqrt(max(float(dc @ cov_s @ dc), 0.0)), log_k, inputs),
+        ]
+        b_se = math.sqrt(max(float(cov_s[2, 2]), 0.0))
     if se is None:
-        cov = cov * (chi2 / dof)  # scale from the residuals
+        factor = math.sqrt(chi2 / dof)  # scale from the residuals
+        errs = [v * factor for v in errs]
+        if power is None:
+            b_se *= factor
         p_value = float("nan")
     else:
         p_value = float(stats.chi2.sf(chi2, dof))
-    errs = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if power is None:
-        b_se = float(errs[2])
     return FiniteSizeFit(
         e_inf=float(params[0]), e_inf_se=float(errs[0]), c=float(params[1]), c_se=float(errs[1]),
         b=float(b), b_se=float(b_se), chi2=chi2, dof=dof, p_value=p_value,
@@ -732,8 +837,10 @@ def extrapolate_quadratic(d: Any, e: Any, se: Any = None) -> QuadraticFit:
     Raises
     ------
     ValueError
-        If the arrays do not match, contain non-finite values, ``d`` or ``se`` are not
-        positive, or there are too few points.
+        If the arrays do not match, contain non-finite values, ``d`` are not positive
+        normal floats or ``se`` not positive, there are too few points, the fit is
+        numerically singular (condition number above :data:`MAX_CONDITION`, for instance
+        d spread over many orders of magnitude) or a result is not a normal float.
 
     Examples
     --------
@@ -745,20 +852,13 @@ def extrapolate_quadratic(d: Any, e: Any, se: Any = None) -> QuadraticFit:
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     d, e, se = _check_fit_input(d, e, se, 3)
-    sigma = np.ones_like(e) if se is None else se
-    basis = np.column_stack([np.ones_like(d), 1.0 / d, 1.0 / d**2])
-    design = basis / sigma[:, None]
-    coef, *_ = np.linalg.lstsq(design, e / sigma, rcond=None)
-    cov = np.linalg.inv(design.T @ design)
-    resid = (e - basis @ coef) / sigma
-    chi2 = float(resid @ resid)
+    coef, errs, chi2, _ = _wls(d, e, se, (0.0, 1.0, 2.0), ("e_inf", "c", "c2"), f"d = {d.tolist()}")
     dof = int(d.size - 3)
     if se is None:
-        cov = cov * (chi2 / dof)
+        errs = [v * math.sqrt(chi2 / dof) for v in errs]
         p_value = float("nan")
     else:
         p_value = float(stats.chi2.sf(chi2, dof))
-    errs = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     return QuadraticFit(
         e_inf=float(coef[0]),
         e_inf_se=float(errs[0]),
@@ -943,7 +1043,9 @@ def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
     Raises
     ------
     ValueError
-        If the shapes differ, there are fewer than 2 points, or ``d``/``se`` are not positive.
+        If the shapes differ, there are fewer than 2 points, ``d`` are not positive normal
+        floats, ``se`` not positive, or ``c`` or ``c_se`` is not representable as a normal
+        float (the fit runs on rescaled data, so only a result outside the float range fails).
 
     Examples
     --------
@@ -953,18 +1055,14 @@ def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
 
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    d = check_real("d", d, low=0.0, low_open=True)
+    d = _check_dims(d)
     g = check_real("gap", gap)
     se = check_real("se", se, low=0.0, low_open=True)
     if d.ndim != 1 or g.shape != d.shape or se.shape != d.shape:
         raise ValueError(f"d, gap and se must be 1-D of one length; got {d.shape}, {g.shape}, {se.shape}")
     if d.size < 2:
         raise ValueError(f"slope_through_origin needs at least 2 points; got d = {d.tolist()}")
-    w = 1.0 / (d * se) ** 2
-    c = float(np.sum(w * g * d) / np.sum(w))
-    c_se = float(1.0 / math.sqrt(np.sum(w)))
-    resid = (g - c / d) / se
-    chi2 = float(resid @ resid)
+    (c,), (c_se,), chi2, _ = _wls(d, g, se, (1.0,), ("c",), f"d = {d.tolist()}, se = {se.tolist()}")
     dof = int(d.size - 1)
     return OriginFit(c, c_se, chi2, dof, float(stats.chi2.sf(chi2, dof)))
 

@@ -512,3 +512,61 @@ def test_summarize_refuses_negative_se(column):
     rows = [dict(r, **{column: -0.004}) for r in _synthetic_rows() if r["variant"] == "teacher"]
     with pytest.raises(ValueError, match=f"finite and >= 0 values in column '{column}'"):
         fs.summarize(rows)
+
+
+# ----------------------------------------------------------------------------------------
+# fits: degenerate or badly scaled input is refused early, or rescaled and answered correctly
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e6), r"power must be a fixed exponent in POWER_BOUNDS.*1000000"),
+        (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e-300), r"power must be .*POWER_BOUNDS.*got power = 1e-300"),
+        (lambda: fs.extrapolate([1e-310, 2e-310, 3e-310], [1.0, 2.0, 3.0]), r"d must be positive normal floats.*1e-310"),
+        (lambda: fs.extrapolate_quadratic([1e-160, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]), r"numerically singular.*d = \[1e-160"),
+        (lambda: fs.extrapolate([100.0, 100.0 + 1e-12, 100.0 + 2e-12], [1.0, 2.0, 3.0]), r"numerically singular"),
+        (lambda: fs.slope_through_origin([1e-310, 2e-310], [1, 2], [1.0, 1.0]), r"d must be positive normal floats"),
+        (lambda: fs.slope_through_origin([1e-200, 2e-200], [1, 2], [1e-200] * 2), r"c_se = 10\*\*-400.*rescale"),
+    ],
+)
+def test_fits_refuse_degenerate_or_unrepresentable_input(call, match):
+    with np.errstate(all="raise"):  # no floating-point warning on the way to the error
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+@pytest.mark.parametrize("scale_d, scale_e", [(1.0, 1.0), (1e-150, 1.0), (1e150, 1.0), (1.0, 1e-150), (1e100, 1e-100)])
+def test_fits_are_scale_invariant(scale_d, scale_e):
+    """Rescaling d and e (and se) rescales the fitted parameters exactly; no nan, no LinAlgError."""
+    d = np.array([20.0, 40.0, 60.0, 100.0, 150.0])
+    rng = np.random.default_rng(5)
+    se = np.full(d.size, 1e-3)
+    e = 1.0 + 5.0 / d + 30.0 / d**2 + se * rng.standard_normal(d.size)
+    ds, es, ses = d * scale_d, e * scale_e, se * scale_e
+    ref, got = fs.extrapolate(d, e, se), fs.extrapolate(ds, es, ses)
+    assert_allclose([got.e_inf, got.e_inf_se], [ref.e_inf * scale_e, ref.e_inf_se * scale_e], rtol=1e-9)
+    assert_allclose([got.c, got.c_se], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d], rtol=1e-9)
+    assert_allclose(got.chi2, ref.chi2, rtol=1e-9)
+    ref, got = fs.extrapolate(d, e, se, power=None), fs.extrapolate(ds, es, ses, power=None)
+    assert_allclose([got.e_inf, got.b, got.b_se], [ref.e_inf * scale_e, ref.b, ref.b_se], rtol=1e-4, atol=1e-8)
+    assert_allclose(got.c, ref.c * scale_e * scale_d**ref.b, rtol=1e-3)
+    ref, got = fs.extrapolate_quadratic(d, e, se), fs.extrapolate_quadratic(ds, es, ses)
+    assert_allclose([got.c, got.c2_se], [ref.c * scale_e * scale_d, ref.c2_se * scale_e * scale_d**2], rtol=1e-8)
+    ref, got = fs.slope_through_origin(d, e - 1.0, se), fs.slope_through_origin(ds, (e - 1.0) * scale_e, ses)
+    assert_allclose([got.c, got.c_se, got.chi2], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d, ref.chi2], rtol=1e-9)
+
+
+def test_slope_through_origin_tiny_scales_gives_the_weighted_mean():
+    # was nan: the weights 1/(d se)^2 overflowed
+    fit = fs.slope_through_origin([1e-100, 2e-100], [1.0, 2.0], [1e-100] * 2)
+    assert_allclose(fit.c, (1e-100 + 0.25 * 2 * 2e-100) / 1.25, rtol=1e-12)
+    assert_allclose(fit.c_se, 1e-200 / math.sqrt(1.25), rtol=1e-12)
+
+
+@pytest.mark.parametrize("power", [fs.POWER_BOUNDS[0], 0.5, 3.0, fs.POWER_BOUNDS[1]])
+def test_extrapolate_fixed_power_over_its_whole_range(power):
+    d = np.array([1.5, 2.0, 3.0, 5.0, 8.0, 12.0])
+    fit = fs.extrapolate(d, 0.7 + 3.0 * d**-power, se=np.full(d.size, 1e-3), power=power)
+    assert_allclose([fit.e_inf, fit.c], [0.7, 3.0], rtol=1e-7)
