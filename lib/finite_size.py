@@ -700,7 +700,7 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
             p_s, cov_s = optimize.curve_fit(
                 model, sc["t"], sc["e"], p0=[sc["coef"][0], sc["coef"][1], 1.0], sigma=sc["sigma"],
                 absolute_sigma=True, bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]),
-                max_nfev=10_000,
+                max_nfev=10_000, ftol=1e-12, xtol=1e-12, gtol=1e-12,
             )
         except RuntimeError as exc:
             raise ValueError(f"the free-power fit e_inf + c/d**b did not converge: {exc}") from exc
