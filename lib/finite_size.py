@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import importlib.resources
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -62,6 +63,8 @@ __all__ = [
     "QuadraticFit",
     "extrapolate_quadratic",
     "point_label",
+    "POWER_BOUNDS",
+    "MAX_CONDITION",
 ]
 
 #: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
@@ -84,6 +87,13 @@ _CONFIG_COLUMNS = ("experiment", "label", "teacher", "variant", "alpha", "kappa"
 _PREFIX = "finite_size_"
 #: Range of the exponent b in the free-power fit of :func:`extrapolate`.
 B_BOUNDS: tuple[float, float] = (0.2, 5.0)
+#: Allowed range of a fixed exponent ``power`` of :func:`extrapolate` (outside it ``d**-power``
+#: is constant or underflows on any sensible set of dimensions).
+POWER_BOUNDS: tuple[float, float] = (0.01, 10.0)
+#: Largest condition number of the (column-scaled, weighted) design matrix of a fit;
+#: beyond it the fitted parameters are not determined in double precision.
+MAX_CONDITION = 1e12
+_TINY = float(np.finfo(float).tiny)
 
 
 class FiniteSizeFit(NamedTuple):
@@ -155,16 +165,48 @@ def _path(experiment: Any, data_dir: str | Path | None) -> Path:
     return _dir(data_dir) / f"{_PREFIX}{experiment}.csv"
 
 
-def _convert(name: str, text: str) -> Any:
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+#: Smallest allowed value of each integer column.
+_INT_LOW = {"d": 1, "draw": 0, "seed": 0, "n_test": 0}
+#: Float columns that must be ``>= 0`` (standard errors and timings).
+_NONNEGATIVE = frozenset({"icl_se", "idg_se", "seconds"})
+
+
+def _convert(name: str, text: str, where: str) -> Any:
+    """One CSV field as its Python value; ``ValueError("<where>: <name>: ...")`` if invalid."""
     if name in _STR_COLUMNS:
+        if not text:
+            raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
         return text
     if name in _INT_COLUMNS:
-        return int(text)
-    return float(text)  # accepts "inf"
+        if not _INT_TEXT.fullmatch(text):
+            raise ValueError(f"{where}: {name}: {text!r} is not an integer (digits only, e.g. '12')")
+        value = int(text)
+        if value < _INT_LOW[name]:
+            raise ValueError(f"{where}: {name}: {value} is not allowed; it must be >= {_INT_LOW[name]}")
+        return value
+    try:
+        if text != text.strip() or "_" in text:
+            raise ValueError
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: {name}: {text!r} is not a number") from None
+    if math.isnan(value) or value == -math.inf or (value == math.inf and name != "kappa"):
+        allowed = "finite or inf" if name == "kappa" else "finite"
+        raise ValueError(f"{where}: {name}: {text!r} is not allowed; the value must be {allowed}")
+    if name in _NONNEGATIVE and value < 0:
+        raise ValueError(f"{where}: {name}: {text!r} is negative; it must be >= 0")
+    return value
 
 
 def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
-    """Read the rows of ``lib/data/finite_size_<experiment>.csv``.
+    """Read the rows of ``lib/data/finite_size_<experiment>.csv``, checking every one.
+
+    The file is read as UTF-8 (a leading byte-order mark is allowed). Every row must have
+    exactly the fields of :data:`COLUMNS`: ``d, draw, seed, n_test`` integers (``d >= 1``,
+    the others ``>= 0``), the text columns non-empty, the other columns numbers, finite
+    except ``kappa`` (which may be ``inf``), with ``icl_se, idg_se, seconds >= 0``. Blank
+    lines are skipped.
 
     Parameters
     ----------
@@ -185,14 +227,45 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
     ------
     ValueError
         If ``experiment`` is not an available experiment (the message lists them), or
-        the file's header is not :data:`COLUMNS`.
+        the file is not valid: the message is ``"<path>:<line>: <column>: <problem>"``,
+        with the physical line number in the file (the header is line 1). Invalid are:
+        a header other than :data:`COLUMNS`, a repeated header line, a row with too few
+        fields (for instance a truncated last line) or too many, a non-integer in an
+        integer column, a field that is not a number, a non-finite value where a finite
+        one is required, a negative standard error or time.
     """
     path = _path(experiment, data_dir)
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise ValueError(f"{path} must have the columns {COLUMNS}; it has {reader.fieldnames}")
-        return [{k: _convert(k, row[k]) for k in COLUMNS} for row in reader]
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader, None)
+            if header is None or tuple(header) != COLUMNS:
+                raise ValueError(f"{path}:1: header: must be the columns {COLUMNS}; it has {header}")
+            rows = []
+            line = reader.line_num + 1  # physical line on which the next record starts
+            for fields in reader:
+                where, line = f"{path}:{line}", reader.line_num + 1
+                if not fields:  # a blank line
+                    continue
+                if tuple(fields) == COLUMNS:
+                    raise ValueError(f"{where}: header: a repeated header line (two files concatenated?)")
+                if len(fields) < len(COLUMNS):
+                    missing = COLUMNS[len(fields)]
+                    raise ValueError(
+                        f"{where}: {missing}: missing; the row has {len(fields)} of the "
+                        f"{len(COLUMNS)} fields (a truncated line?)"
+                    )
+                if len(fields) > len(COLUMNS):
+                    raise ValueError(
+                        f"{where}: field {len(COLUMNS) + 1}: extra field {fields[len(COLUMNS)]!r}; "
+                        f"the row has {len(fields)} fields, the header {len(COLUMNS)}"
+                    )
+                rows.append({k: _convert(k, v, where) for k, v in zip(COLUMNS, fields)})
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}:{reader.line_num + 1}: (encoding): not UTF-8 text: {exc}") from None
+        except csv.Error as exc:
+            raise ValueError(f"{path}:{reader.line_num}: (csv): {exc}") from None
+    return rows
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -326,7 +399,9 @@ def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
     Raises
     ------
     ValueError
-        If the rows mix several configurations (the message names the column) or are empty.
+        If the rows mix several configurations (the message names the column), are
+        empty, or a value of ``icl, idg`` is not finite or of ``icl_se, idg_se`` not
+        finite and ``>= 0`` (the message names the column and the first such row).
     TypeError
         If ``rows_or_table`` is neither rows nor a table.
     """
@@ -339,6 +414,16 @@ def summarize(rows_or_table: Any) -> dict[str, np.ndarray]:
                     f"summarize needs the rows of one configuration, but column {name!r} takes "
                     f"the values {list(vals)}; filter with table(..., {name}=...) first"
                 )
+    for name in ("icl", "icl_se", "idg", "idg_se"):
+        values = np.asarray(cols[name], dtype=float)
+        bad = ~np.isfinite(values) | ((values < 0) if name.endswith("_se") else False)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            allowed = "finite and >= 0" if name.endswith("_se") else "finite"
+            raise ValueError(
+                f"summarize needs {allowed} values in column {name!r}; row {i} (d = {cols['d'][i]}) "
+                f"has {values[i]!r} ({int(bad.sum())} such rows)"
+            )
     d = cols["d"].astype(np.int64)
     dims = np.unique(d)
     out: dict[str, list] = {k: [] for k in ("icl", "icl_se", "idg", "idg_se", "draws")}
@@ -439,8 +524,81 @@ def gap(
 # ----------------------------------------------------------------------------------------
 
 
-def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _check_dims(d: Any) -> np.ndarray:
     d = check_real("d", d, low=0.0, low_open=True)
+    if np.any(d < _TINY):
+        raise ValueError(
+            f"d must be positive normal floats (>= {_TINY:.4g}; subnormal values have lost "
+            f"precision); got d = {d.tolist()}"
+        )
+    return d
+
+
+def _unscale(name: str, value: float, log_factor: float, inputs: str) -> float:
+    """``value * exp(log_factor)``, or a ValueError if that is not a normal float."""
+    if value == 0.0:
+        return 0.0
+    log_abs = math.log(abs(value)) + log_factor
+    if not math.log(_TINY) <= log_abs <= math.log(np.finfo(float).max):
+        sign = "-" if value < 0 else ""
+        raise ValueError(
+            f"the fitted {name} = {sign}10**{log_abs / math.log(10.0):.6g} is not representable as a "
+            f"normal float (magnitude {_TINY:.4g} to {np.finfo(float).max:.4g}); rescale the data ({inputs})"
+        )
+    return math.copysign(math.exp(log_abs), value)
+
+
+def _wls(
+    d: np.ndarray, e: np.ndarray, se: np.ndarray | None, powers: Sequence[float], names: Sequence[str], inputs: str
+) -> tuple[list[float], list[float], float, dict[str, Any]]:
+    """Weighted least squares of ``e = sum_j p_j d**-powers[j]``, computed on rescaled data.
+
+    The columns ``d**-p`` are divided by their largest value (computed as
+    ``exp(-p (log d - log min d))``, so they neither overflow nor underflow), the errors
+    and ``e`` by ``max(se)``; the parameters and their standard errors are scaled back in
+    log space. Returns ``(params, errors, chi2, scaled)``: the errors are those of
+    absolute ``se`` (rescale them by ``sqrt(chi2 / dof)`` when ``se`` is None); ``scaled``
+    holds the rescaled problem (for a nonlinear fit that starts from it).
+
+    Raises ValueError if the design matrix is numerically singular (condition number
+    above :data:`MAX_CONDITION`) or a result is not a normal float.
+    """
+    sigma = np.ones_like(e) if se is None else se
+    scale = float(sigma.max())
+    sigma_s = sigma / scale
+    y = e / scale / sigma_s
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"e / se overflows; rescale the data ({inputs})")
+    log_d = np.log(d)
+    log_ref = float(log_d.min())
+    with np.errstate(under="ignore"):  # a column entry below 1e-308 is 0 for the fit
+        basis = np.column_stack([np.exp(-p * (log_d - log_ref)) for p in powers])
+    design = basis / sigma_s[:, None]
+    cond = float(np.linalg.cond(design))
+    if not cond <= MAX_CONDITION:
+        raise ValueError(
+            f"the fit is numerically singular: its basis functions "
+            f"{', '.join('1' if p == 0 else f'd**-{p:g}' for p in powers)} cannot be told apart on "
+            f"these points (condition number {cond:.3g} > {MAX_CONDITION:g}); the d must be "
+            f"distinct and span a moderate range (max(d)/min(d) = {math.exp(float(log_d.max()) - log_ref):.6g}) "
+            f"and the se comparable ({inputs})"
+        )
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    r = np.linalg.qr(design, mode="r")
+    r_inv = np.linalg.inv(r)
+    errs_s = np.sqrt(np.sum(r_inv**2, axis=1))  # sqrt(diag((A^T A)^-1)) = row norms of R^-1
+    resid = y - design @ coef
+    with np.errstate(over="ignore"):  # an absurdly bad fit has chi2 = inf (p-value 0)
+        chi2 = float(resid @ resid)
+    log_scale = math.log(scale)
+    params = [_unscale(n, float(c), log_scale + p * log_ref, inputs) for n, p, c in zip(names, powers, coef)]
+    errs = [_unscale(f"{n}_se", float(v), log_scale + p * log_ref, inputs) for n, p, v in zip(names, powers, errs_s)]
+    scaled = {"coef": coef, "sigma": sigma_s, "e": e / scale, "t": np.exp(log_d - log_ref), "log_ref": log_ref, "log_scale": log_scale}
+    return params, errs, chi2, scaled
+
+
+def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    d = _check_dims(d)
     e = check_real("e", e)
     if d.ndim != 1 or e.shape != d.shape:
         raise ValueError(f"d and e must be 1-D arrays of the same length; got shapes {d.shape} and {e.shape}")
@@ -468,7 +626,8 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
 
     and the standard errors are the square roots of the diagonal of ``(J^T W J)^{-1}``
     (``J`` the design matrix ``[1, d^{-b}]``, ``W = diag(se^{-2})``), that is, the
-    ``se`` are taken as absolute errors. With ``power=None`` the exponent ``b`` is fitted
+    ``se`` are taken as absolute errors. The fit runs on rescaled data (``d / min(d)``,
+    ``e / max(se)``), so that tiny or huge scales give the same relative accuracy. With ``power=None`` the exponent ``b`` is fitted
     too (:func:`scipy.optimize.curve_fit`, starting from the ``b = 1`` fit), which tests
     whether ``1/d`` describes the data: ``b`` within a few ``b_se`` of 1 and an acceptable
     ``p_value`` say it does. ``b`` is kept in ``B_BOUNDS``; a fit that ends on a bound
@@ -486,7 +645,8 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
         points get equal weight and the error scale is estimated from the residuals
         (then ``p_value`` is NaN).
     power : float or None
-        Fixed exponent ``b > 0`` (default 1: the ``1/d`` law), or None to fit it.
+        Fixed exponent ``b`` in :data:`POWER_BOUNDS` = ``[0.01, 10]`` (default 1: the ``1/d``
+        law), or None to fit it within :data:`B_BOUNDS`.
 
     Returns
     -------
@@ -496,10 +656,13 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     Raises
     ------
     ValueError
-        If the arrays do not match, contain non-finite values, ``d`` or ``se`` are not
-        positive, ``power`` is not positive, or there are too few points
-        (fixed power: at least 2 distinct d and 3 points; free power: 3 distinct d and
-        4 points), or the free-power fit does not converge.
+        If the arrays do not match, contain non-finite values, ``d`` are not positive
+        normal floats or ``se`` not positive, ``power`` is outside :data:`POWER_BOUNDS`, or
+        there are too few points (fixed power: at least 2 distinct d and 3 points; free
+        power: 3 distinct d and 4 points), the fit is numerically singular (the d too close
+        together or spread over too many orders of magnitude: condition number of the
+        design above :data:`MAX_CONDITION`), a fitted value is not representable as a
+        normal float, or the free-power fit does not converge.
 
     Examples
     --------
@@ -512,42 +675,60 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     """
     if power is not None:
         power = float(check_real("power", power, low=0.0, low_open=True))
+        if not POWER_BOUNDS[0] <= power <= POWER_BOUNDS[1]:
+            raise ValueError(
+                f"power must be a fixed exponent in POWER_BOUNDS = {list(POWER_BOUNDS)} (or None to fit "
+                f"it within B_BOUNDS = {list(B_BOUNDS)}); got power = {power!r}"
+            )
     n_params = 2 if power is not None else 3
     d, e, se = _check_fit_input(d, e, se, n_params)
-    sigma = np.ones_like(e) if se is None else se
     b0 = 1.0 if power is None else power
+    inputs = f"d = {d.tolist()}, power = {power}"
 
     # Linear weighted least squares for a fixed exponent (also the start of the free fit).
-    design = np.column_stack([np.ones_like(d), d ** -b0]) / sigma[:, None]
-    coef, *_ = np.linalg.lstsq(design, e / sigma, rcond=None)
+    params, errs, chi2, sc = _wls(d, e, se, (0.0, b0), ("e_inf", "c"), inputs)
+    dof = int(d.size - n_params)
     if power is not None:
-        params = coef
-        cov = np.linalg.inv(design.T @ design)
         b, b_se = power, 0.0
-        resid = (e - params[0] - params[1] * d ** -power) / sigma
     else:
+        # The free fit runs on the rescaled problem: t = d / min(d), e / max(se); then
+        # c = max(se) * c' * min(d)**b and its error follows from the Jacobian of that map.
         def model(x, e_inf, c, b):
             return e_inf + c * x ** -b
 
         try:
-            params, cov = optimize.curve_fit(
-                model, d, e, p0=[coef[0], coef[1], 1.0], sigma=sigma, absolute_sigma=True,
-                bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]), max_nfev=10_000,
+            p_s, cov_s = optimize.curve_fit(
+                model, sc["t"], sc["e"], p0=[sc["coef"][0], sc["coef"][1], 1.0], sigma=sc["sigma"],
+                absolute_sigma=True, bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]),
+                max_nfev=10_000, ftol=1e-12, xtol=1e-12, gtol=1e-12,
             )
         except RuntimeError as exc:
             raise ValueError(f"the free-power fit e_inf + c/d**b did not converge: {exc}") from exc
-        b = float(params[2])
-        resid = (e - model(d, *params)) / sigma
-    chi2 = float(resid @ resid)
-    dof = int(d.size - n_params)
+        if not np.all(np.isfinite(cov_s)):
+            raise ValueError(f"the free-power fit e_inf + c/d**b is degenerate (infinite covariance; {inputs})")
+        resid = (sc["e"] - model(sc["t"], *p_s)) / sc["sigma"]
+        with np.errstate(over="ignore"):
+            chi2 = float(resid @ resid)
+        b = float(p_s[2])
+        log_k = sc["log_scale"] + b * sc["log_ref"]
+        dc = np.array([0.0, 1.0, float(p_s[1]) * sc["log_ref"]])  # d(c / (scale k)) / d(e_inf', c', b)
+        params = [
+            _unscale("e_inf", float(p_s[0]), sc["log_scale"], inputs),
+            _unscale("c", float(p_s[1]), log_k, inputs),
+        ]
+        errs = [
+            _unscale("e_inf_se", math.sqrt(max(float(cov_s[0, 0]), 0.0)), sc["log_scale"], inputs),
+            _unscale("c_se", math.sqrt(max(float(dc @ cov_s @ dc), 0.0)), log_k, inputs),
+        ]
+        b_se = math.sqrt(max(float(cov_s[2, 2]), 0.0))
     if se is None:
-        cov = cov * (chi2 / dof)  # scale from the residuals
+        factor = math.sqrt(chi2 / dof)  # scale from the residuals
+        errs = [v * factor for v in errs]
+        if power is None:
+            b_se *= factor
         p_value = float("nan")
     else:
         p_value = float(stats.chi2.sf(chi2, dof))
-    errs = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if power is None:
-        b_se = float(errs[2])
     return FiniteSizeFit(
         e_inf=float(params[0]), e_inf_se=float(errs[0]), c=float(params[1]), c_se=float(errs[1]),
         b=float(b), b_se=float(b_se), chi2=chi2, dof=dof, p_value=p_value,
@@ -656,8 +837,10 @@ def extrapolate_quadratic(d: Any, e: Any, se: Any = None) -> QuadraticFit:
     Raises
     ------
     ValueError
-        If the arrays do not match, contain non-finite values, ``d`` or ``se`` are not
-        positive, or there are too few points.
+        If the arrays do not match, contain non-finite values, ``d`` are not positive
+        normal floats or ``se`` not positive, there are too few points, the fit is
+        numerically singular (condition number above :data:`MAX_CONDITION`, for instance
+        d spread over many orders of magnitude) or a result is not a normal float.
 
     Examples
     --------
@@ -669,20 +852,13 @@ def extrapolate_quadratic(d: Any, e: Any, se: Any = None) -> QuadraticFit:
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     d, e, se = _check_fit_input(d, e, se, 3)
-    sigma = np.ones_like(e) if se is None else se
-    basis = np.column_stack([np.ones_like(d), 1.0 / d, 1.0 / d**2])
-    design = basis / sigma[:, None]
-    coef, *_ = np.linalg.lstsq(design, e / sigma, rcond=None)
-    cov = np.linalg.inv(design.T @ design)
-    resid = (e - basis @ coef) / sigma
-    chi2 = float(resid @ resid)
+    coef, errs, chi2, _ = _wls(d, e, se, (0.0, 1.0, 2.0), ("e_inf", "c", "c2"), f"d = {d.tolist()}")
     dof = int(d.size - 3)
     if se is None:
-        cov = cov * (chi2 / dof)
+        errs = [v * math.sqrt(chi2 / dof) for v in errs]
         p_value = float("nan")
     else:
         p_value = float(stats.chi2.sf(chi2, dof))
-    errs = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     return QuadraticFit(
         e_inf=float(coef[0]),
         e_inf_se=float(errs[0]),
@@ -867,7 +1043,9 @@ def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
     Raises
     ------
     ValueError
-        If the shapes differ, there are fewer than 2 points, or ``d``/``se`` are not positive.
+        If the shapes differ, there are fewer than 2 points, ``d`` are not positive normal
+        floats, ``se`` not positive, or ``c`` or ``c_se`` is not representable as a normal
+        float (the fit runs on rescaled data, so only a result outside the float range fails).
 
     Examples
     --------
@@ -877,18 +1055,14 @@ def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
 
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    d = check_real("d", d, low=0.0, low_open=True)
+    d = _check_dims(d)
     g = check_real("gap", gap)
     se = check_real("se", se, low=0.0, low_open=True)
     if d.ndim != 1 or g.shape != d.shape or se.shape != d.shape:
         raise ValueError(f"d, gap and se must be 1-D of one length; got {d.shape}, {g.shape}, {se.shape}")
     if d.size < 2:
         raise ValueError(f"slope_through_origin needs at least 2 points; got d = {d.tolist()}")
-    w = 1.0 / (d * se) ** 2
-    c = float(np.sum(w * g * d) / np.sum(w))
-    c_se = float(1.0 / math.sqrt(np.sum(w)))
-    resid = (g - c / d) / se
-    chi2 = float(resid @ resid)
+    (c,), (c_se,), chi2, _ = _wls(d, g, se, (1.0,), ("c",), f"d = {d.tolist()}, se = {se.tolist()}")
     dof = int(d.size - 1)
     return OriginFit(c, c_se, chi2, dof, float(stats.chi2.sf(chi2, dof)))
 

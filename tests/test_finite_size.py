@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -418,3 +419,154 @@ def test_run_experiment_labels_select_configurations(tmp_path):
     with pytest.raises(SystemExit, match="unknown label"):
         mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
                            log=lambda m: None, labels=("nope",))
+
+
+# ----------------------------------------------------------------------------------------
+# load: every row is checked, errors say path:line: column: problem
+# ----------------------------------------------------------------------------------------
+
+
+def _good_lines(tmp_path: Path) -> list[str]:
+    _write_csv(tmp_path, "toy", _synthetic_rows()[:3])
+    return (tmp_path / "finite_size_toy.csv").read_text().splitlines()
+
+
+def _set_field(line: str, column: str, text: str) -> str:
+    fields = line.split(",")
+    fields[fs.COLUMNS.index(column)] = text
+    return ",".join(fields)
+
+
+@pytest.mark.parametrize(
+    "edit, line, match",
+    [
+        (lambda ls: ls[:3] + [",".join(ls[3].split(",")[:7])], 4, "alpha: missing; the row has 7 of the 19"),
+        (lambda ls: ls[:2] + [ls[2] + ",extra"] + ls[3:], 3, "field 20: extra field 'extra'"),
+        (lambda ls: ls[:2] + [ls[0]] + ls[2:], 3, "header: a repeated header"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "d", "12.0")] + ls[2:], 2, "d: '12.0' is not an integer"),
+        (lambda ls: ls[:3] + [_set_field(ls[3], "seed", "1_000")], 4, "seed: '1_000' is not an integer"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "n_test", "-1")] + ls[3:], 3, "n_test: -1 is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "draw", "")] + ls[3:], 3, "draw: '' is not an integer"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "icl", "0.8x")] + ls[2:], 2, "icl: '0.8x' is not a number"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "alpha", " 2.0")] + ls[2:], 2, "alpha: ' 2.0' is not a number"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "icl", "nan")] + ls[3:], 3, "icl: 'nan' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "idg", "inf")] + ls[3:], 3, "idg: 'inf' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "icl_se", "inf")] + ls[3:], 3, "icl_se: 'inf' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "idg_se", "nan")] + ls[3:], 3, "idg_se: 'nan' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "seconds", "inf")] + ls[3:], 3, "seconds: 'inf' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "nan")] + ls[3:], 3, "kappa: 'nan' is not allowed"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "-inf")] + ls[3:], 3, "kappa: '-inf' is not allowed"),
+        (lambda ls: ls[:3] + [_set_field(ls[3], "icl_se", "-0.004")], 4, "icl_se: '-0.004' is negative"),
+        (lambda ls: ls[:3] + [_set_field(ls[3], "idg_se", "-1e-3")], 4, "idg_se: '-1e-3' is negative"),
+        (lambda ls: ls[:1] + [_set_field(ls[1], "variant", "")] + ls[2:], 2, "variant: empty"),
+        (lambda ls: ls[:1] + ["", ""] + [_set_field(ls[1], "d", "x")] + ls[2:], 4, "d: 'x'"),  # blank lines count
+        (lambda ls: [ls[0].replace("icl_se", "icl_err")] + ls[1:], 1, "header: must be the columns"),
+    ],
+)
+def test_load_rejects_a_bad_row_with_its_line(tmp_path, edit, line, match):
+    lines = _good_lines(tmp_path)
+    path = tmp_path / "finite_size_toy.csv"
+    path.write_text("\n".join(edit(lines)) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:{line}: {re.escape(match)}"):
+        fs.load("toy", data_dir=tmp_path)
+
+
+def test_load_line_numbers_count_physical_lines(tmp_path):
+    """A quoted field spanning two lines: the next row's line number is still its physical line."""
+    lines = _good_lines(tmp_path)
+    lines[1] = _set_field(lines[1], "method", '"dense\nsecond line"')
+    lines[2] = _set_field(lines[2], "d", "oops")
+    path = tmp_path / "finite_size_toy.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:4: d: 'oops'"):
+        fs.load("toy", data_dir=tmp_path)
+
+
+def test_load_accepts_a_byte_order_mark_and_infinite_kappa(tmp_path):
+    lines = _good_lines(tmp_path)
+    path = tmp_path / "finite_size_toy.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
+    rows = fs.load("toy", data_dir=tmp_path)
+    assert rows == _synthetic_rows()[:3] and rows[0]["kappa"] == math.inf
+
+
+def test_stored_tables_load():
+    for experiment in fs.available_experiments():
+        assert fs.load(experiment)
+
+
+@pytest.mark.parametrize("column", ["icl", "icl_se", "idg", "idg_se"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_summarize_refuses_non_finite_values(column, bad):
+    rows = [r for r in _synthetic_rows() if r["variant"] == "teacher"]
+    rows[4] = dict(rows[4], **{column: bad})
+    with pytest.raises(ValueError, match=f"column '{column}'; row 4 \\(d = 20\\)"):
+        fs.summarize(rows)
+    table = {k: np.array([r[k] for r in rows]) for k in fs.COLUMNS}
+    with pytest.raises(ValueError, match=f"column '{column}'"):
+        fs.summarize(table)
+
+
+@pytest.mark.parametrize("column", ["icl_se", "idg_se"])
+def test_summarize_refuses_negative_se(column):
+    rows = [dict(r, **{column: -0.004}) for r in _synthetic_rows() if r["variant"] == "teacher"]
+    with pytest.raises(ValueError, match=f"finite and >= 0 values in column '{column}'"):
+        fs.summarize(rows)
+
+
+# ----------------------------------------------------------------------------------------
+# fits: degenerate or badly scaled input is refused early, or rescaled and answered correctly
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e6), r"power must be a fixed exponent in POWER_BOUNDS.*1000000"),
+        (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e-300), r"power must be .*POWER_BOUNDS.*got power = 1e-300"),
+        (lambda: fs.extrapolate([1e-310, 2e-310, 3e-310], [1.0, 2.0, 3.0]), r"d must be positive normal floats.*1e-310"),
+        (lambda: fs.extrapolate_quadratic([1e-160, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]), r"numerically singular.*d = \[1e-160"),
+        (lambda: fs.extrapolate([100.0, 100.0 + 1e-12, 100.0 + 2e-12], [1.0, 2.0, 3.0]), r"numerically singular"),
+        (lambda: fs.slope_through_origin([1e-310, 2e-310], [1, 2], [1.0, 1.0]), r"d must be positive normal floats"),
+        (lambda: fs.slope_through_origin([1e-200, 2e-200], [1, 2], [1e-200] * 2), r"c_se = 10\*\*-400.*rescale"),
+    ],
+)
+def test_fits_refuse_degenerate_or_unrepresentable_input(call, match):
+    # all="raise": no floating-point warning on the way to the error
+    with np.errstate(all="raise"), pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("scale_d, scale_e", [(1.0, 1.0), (1e-150, 1.0), (1e150, 1.0), (1.0, 1e-150), (1e100, 1e-100)])
+def test_fits_are_scale_invariant(scale_d, scale_e):
+    """Rescaling d and e (and se) rescales the fitted parameters exactly; no nan, no LinAlgError."""
+    d = np.array([20.0, 40.0, 60.0, 100.0, 150.0])
+    rng = np.random.default_rng(5)
+    se = np.full(d.size, 1e-3)
+    e = 1.0 + 5.0 / d + 30.0 / d**2 + se * rng.standard_normal(d.size)
+    ds, es, ses = d * scale_d, e * scale_e, se * scale_e
+    ref, got = fs.extrapolate(d, e, se), fs.extrapolate(ds, es, ses)
+    assert_allclose([got.e_inf, got.e_inf_se], [ref.e_inf * scale_e, ref.e_inf_se * scale_e], rtol=1e-9)
+    assert_allclose([got.c, got.c_se], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d], rtol=1e-9)
+    assert_allclose(got.chi2, ref.chi2, rtol=1e-9)
+    ref, got = fs.extrapolate(d, e, se, power=None), fs.extrapolate(ds, es, ses, power=None)
+    assert_allclose([got.e_inf, got.b, got.b_se], [ref.e_inf * scale_e, ref.b, ref.b_se], rtol=1e-4, atol=1e-8)
+    assert_allclose(got.c, ref.c * scale_e * scale_d**ref.b, rtol=1e-3)
+    ref, got = fs.extrapolate_quadratic(d, e, se), fs.extrapolate_quadratic(ds, es, ses)
+    assert_allclose([got.c, got.c2_se], [ref.c * scale_e * scale_d, ref.c2_se * scale_e * scale_d**2], rtol=1e-8)
+    ref, got = fs.slope_through_origin(d, e - 1.0, se), fs.slope_through_origin(ds, (e - 1.0) * scale_e, ses)
+    assert_allclose([got.c, got.c_se, got.chi2], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d, ref.chi2], rtol=1e-9)
+
+
+def test_slope_through_origin_tiny_scales_gives_the_weighted_mean():
+    # was nan: the weights 1/(d se)^2 overflowed
+    fit = fs.slope_through_origin([1e-100, 2e-100], [1.0, 2.0], [1e-100] * 2)
+    assert_allclose(fit.c, (1e-100 + 0.25 * 2 * 2e-100) / 1.25, rtol=1e-12)
+    assert_allclose(fit.c_se, 1e-200 / math.sqrt(1.25), rtol=1e-12)
+
+
+@pytest.mark.parametrize("power", [fs.POWER_BOUNDS[0], 0.5, 3.0, fs.POWER_BOUNDS[1]])
+def test_extrapolate_fixed_power_over_its_whole_range(power):
+    d = np.array([1.5, 2.0, 3.0, 5.0, 8.0, 12.0])
+    fit = fs.extrapolate(d, 0.7 + 3.0 * d**-power, se=np.full(d.size, 1e-3), power=power)
+    assert_allclose([fit.e_inf, fit.c], [0.7, 3.0], rtol=1e-7)
