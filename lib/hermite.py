@@ -243,6 +243,30 @@ def _probe(f: Callable) -> None:
         )
 
 
+def _probe_fourth_moment(f: Callable) -> None:
+    """Refuse a link whose fourth Gaussian moment diverges (the tail of f^4 phi does not decay).
+
+    The equivalence theorem (chapter 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
+    :math:`q = \\ell^{-1}\\sum_i y_i^2` enters the prediction, so every :math:`\\Gamma`
+    that weighs it has an infinite error otherwise. Checked in log space on the probe grid,
+    with the same tail rule as :func:`_probe` for :math:`f^2`.
+    """
+    fz = _call_f(f, _PROBE)
+    with np.errstate(divide="ignore"):
+        log_g = 4.0 * np.log(np.abs(fz)) - 0.5 * _PROBE**2  # log(f^4 phi / phi(0))
+    tail = np.abs(_PROBE) >= _TAIL_START
+    log_scale = max(0.0, float(np.max(log_g)))
+    worst = int(np.argmax(np.where(tail, log_g, -np.inf)))
+    if log_g[worst] > math.log(_TAIL_TOL) + log_scale:
+        raise ValueError(
+            "teacher: E[f(z)^4] must be finite (the hypothesis of the equivalence theorem, "
+            "chapter 3.1: the feature q = mean of y_i^2 enters the prediction, so with an "
+            "infinite fourth moment every Gamma that weighs q has an infinite error); "
+            f"f(z)^4 phi(z) does not decay: log(f^4 phi / phi(0)) = {log_g[worst]:.3g} at "
+            f"z = {_PROBE[worst]:.3g}"
+        )
+
+
 def _integrate_pieces(integrand: Callable, atol: float, rtol: float) -> np.ndarray:
     """Integrate a vector integrand over ``[-36, 36]``, one adaptive call per piece.
 
@@ -805,6 +829,12 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     -------
     (a0, a1, ef2) : tuple of float
 
+    Raises
+    ------
+    ValueError
+        If ``E[f(z)^4]`` diverges (``f(z)^4 phi(z)`` does not decay by ``|z| = 30``): the
+        equivalence theorem and the simulations need a finite fourth moment (chapter 3.1).
+
     Used in: :doc:`Hermite basics </book/hermite/basics>`,
     :doc:`the equivalence theorem </book/equivalence/theorem>`,
     :doc:`testing the equivalence </book/equivalence/verification>`,
@@ -820,6 +850,7 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     if isinstance(f, Link):
         a01 = f.coefficients(1)
         return float(a01[0]), float(a01[1]), f.second_moment
+    _probe_fourth_moment(f)
     a01, ef2 = _gaussian_integrals(f, 1)
     return float(a01[0]), float(a01[1]), ef2
 

@@ -378,3 +378,24 @@ def test_links_doc_comment_lists_the_catalogue():
     listed = re.findall(r"``(\w+)``", comment.split("Each value")[0])
     assert listed == list(H.LINKS)
     assert ":meta hide-value:" in comment
+
+
+def test_teacher_with_infinite_fourth_moment_is_refused():
+    """exp(z^2/5): E f^2 = sqrt(5) but E f^4 = inf, so the equivalence has no meaning."""
+    from lib import theory
+
+    def heavy(z):
+        return np.exp(z**2 / 5)
+
+    assert math.isclose(H.second_moment(heavy), math.sqrt(5), rel_tol=1e-8)
+    with pytest.raises(ValueError, match=r"E\[f\(z\)\^4\] must be finite"):
+        H.teacher_moments(heavy)
+    with pytest.raises(ValueError, match="fourth|E\\[f\\(z\\)\\^4\\]"):
+        theory.nonlinear_icl_error(heavy, 2.0, 1.5, 3.0, 0.1)
+
+
+def test_teacher_with_finite_fourth_moment_is_accepted():
+    """exp(z^2/9): E f^4 = 1/sqrt(1 - 8/9) = 3 is finite; E f^2 = 1/sqrt(1 - 4/9)."""
+    a0, a1, ef2 = H.teacher_moments(lambda z: np.exp(z**2 / 9))
+    assert math.isclose(ef2, 1 / math.sqrt(1 - 4 / 9), rel_tol=1e-8)
+    assert abs(a1) < 1e-10
