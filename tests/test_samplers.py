@@ -327,3 +327,24 @@ def test_bad_input_other_functions():
         sample_labels(np.zeros(3), None, -1.0)
     with pytest.raises(ValueError, match="tasks"):
         sample_contexts(3, 4, 2, np.ones((2, 5)))
+
+
+def test_task_set_rounds_half_integer_kappa_d_as_simulate_reports(monkeypatch):
+    # Every kappa d in the book is an integer, so truncation (int) and rounding agree
+    # there; at kappa d = 7.5 they do not: k must be round(7.5) = 8, the k simulate reports.
+    import lib.samplers
+    from lib.attention import simulate
+
+    assert sample_task_set(15, 0.5, rng=0).shape == (8, 15)
+    drawn = []
+    real = lib.samplers.sample_task_set
+
+    def spy(d, kappa, rng=None):
+        tasks = real(d, kappa, rng)
+        drawn.append(tasks)
+        return tasks
+
+    monkeypatch.setattr(lib.samplers, "sample_task_set", spy)
+    out = simulate(15, 1.0, 0.5, 1.0, 0.1, rng=0)
+    assert out["k"] == round(0.5 * 15) == 8
+    assert len(drawn) == 1 and drawn[0].shape == (out["k"], 15)
