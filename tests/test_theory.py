@@ -433,3 +433,21 @@ def test_transition_kappa_no_crossing_and_bad_input():
         transition_kappa(1.0, "relu", 5.0, 5.0, 0.1)
     with pytest.raises(ValueError, match="missing"):
         transition_kappa(0.5, "relu", 5.0, 5.0, 0.1, missing="skip")
+
+
+def test_transition_kappa_takes_the_last_down_crossing(monkeypatch):
+    # An error curve (in u = log10 kappa) that falls through the level 1/2 at u = -1.5,
+    # rises back above it at u = 0.2 and falls through again at u = 1.7: the documented
+    # answer is the last down-crossing, 10**1.7, not the first one, 10**-1.5.
+    import lib.theory
+    from lib.theory import TRANSITION_KAPPA0
+
+    def fake_error(teacher, alpha, kappa, tau, rho, lam=0.0):
+        kappa = np.asarray(kappa, dtype=float)
+        u = np.log10(np.where(np.isinf(kappa), 1.0, kappa))
+        e = 0.5 - 0.05 * (u + 1.5) * (u - 0.2) * (u - 1.7)
+        e = np.where(kappa == TRANSITION_KAPPA0, 1.0, np.where(np.isinf(kappa), 0.0, e))
+        return float(e) if e.ndim == 0 else e
+
+    monkeypatch.setattr(lib.theory, "nonlinear_icl_error", fake_error)
+    assert_allclose(transition_kappa(0.5, "relu", 5.0, 5.0, 0.1), 10.0**1.7, rtol=1e-9)
