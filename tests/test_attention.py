@@ -497,3 +497,31 @@ def test_simulate_many_bad_shapes():
         simulate_many(4, 1.0, np.inf, [[2.0]], 0.1, rng=0)
     with pytest.raises(ValueError, match="tau"):
         simulate_many(4, 1.0, np.inf, [2.0, -1.0], 0.1, rng=0)
+
+
+def test_mc_error_pools_batches_with_different_means(monkeypatch):
+    # mc_error accumulates mean and variance batch by batch; the pooled variance needs the
+    # between-batch term, visible only when the batch means differ. Fake batches with
+    # shifted targets (gamma = 0, so the squared errors are the targets squared) and small
+    # batches: the result must equal the direct mean and std(ddof=1)/sqrt(n) of all errors.
+    from types import SimpleNamespace
+
+    import lib.attention
+    import lib.samplers
+
+    d, ell, n_test = 3, 4, 35
+    gen = np.random.default_rng(0)
+    errs = []
+
+    def fake_features(b, d, ell, tasks, teacher=None, rho=0.0, rng=None):
+        y = gen.normal(size=b) + 3.0 * len(errs)  # batch j centred at 3 j
+        errs.append(y**2)
+        return SimpleNamespace(queries=np.zeros((b, d)), features=np.zeros((b, d + 1)), targets=y)
+
+    monkeypatch.setattr(lib.attention, "MC_BATCH", 10)
+    monkeypatch.setattr(lib.samplers, "sample_features", fake_features)
+    mean, se = mc_error(np.zeros((d, d + 1)), ell, None, "relu", 0.1, n_test, rng=0)
+    e = np.concatenate(errs)
+    assert [x.size for x in errs] == [10, 10, 10, 5]
+    assert_allclose(mean, e.mean(), rtol=1e-12)
+    assert_allclose(se, e.std(ddof=1) / np.sqrt(n_test), rtol=1e-12)
