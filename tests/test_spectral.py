@@ -156,3 +156,27 @@ def test_overlap_against_simulation():
         q_th = theory.spectral_overlap(alpha, "h2", rho)
         se = q_sim.std(ddof=1) / np.sqrt(n)
         assert abs(q_sim.mean() - q_th) < 4 * se + 0.03
+
+
+# The spectral theory standardises y by its standard deviation, not sqrt(E y^2): the two
+# agree when a_0 = 0 (every teacher above), so test a teacher with a_0 != 0, |z| + z
+# (chapter 6's "mixed", a_0 = sqrt(2/pi)), and the invariance the standardisation exists
+# for: a constant shift of y changes nothing.
+_A0_ABS = float(np.sqrt(2.0 / np.pi))
+_MIXED = hermite.Link("abs_plus_z", lambda z: np.abs(z) + z, r"$|z| + z$", "|z| + z")
+_MIXED_CENTRED = hermite.Link("abs_plus_z_centred", lambda z: np.abs(z) + z - _A0_ABS, r"$|z| + z - a_0$", "centred")
+
+
+def test_spectral_overlap_is_shift_invariant_for_a_teacher_with_a0():
+    a = theory.spectral_overlap(3.5, _MIXED, 0.1)
+    assert a > 0.0
+    assert_allclose(a, theory.spectral_overlap(3.5, _MIXED_CENTRED, 0.1), rtol=1e-8)
+    # alpha_c = 2.96 lies between 2.7 and 3.5 (sqrt(E y^2) would move it to 2.48)
+    assert theory.spectral_overlap(2.7, _MIXED, 0.1) == 0.0
+
+
+@pytest.mark.slow
+def test_spectral_threshold_of_abs_plus_z_is_shift_invariant():
+    a_c = theory.spectral_threshold(_MIXED, 0.1)
+    assert round(a_c, 2) == 2.96
+    assert_allclose(a_c, theory.spectral_threshold(_MIXED_CENTRED, 0.1), rtol=1e-8)
