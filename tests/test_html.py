@@ -21,6 +21,11 @@ wider than the text column:
   ``book.js`` (class ``scroll-frame`` and its visible "scroll sideways" line). Code
   never scrolls (it wraps); formulas set smaller by ``book.js`` are fine.
 
+A separate test clicks the header's sidebar buttons ("site navigation", "on this
+page") on the first page: at 390 px each opens its drawer and it closes again, at
+1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
+buttons; the themes bind only the first, hidden one).
+
 It saves a full-page screenshot of every page in ``_build/screenshots/`` (or
 ``$BOOK_SCREENSHOTS``) and writes everything wider than the column, at both widths, to
 ``overflow.txt`` there (the allowed scroll boxes marked ``allowed``). Without chromium
