@@ -21,6 +21,11 @@ wider than the text column:
   ``book.js`` (class ``scroll-frame`` and its visible "scroll sideways" line). Code
   never scrolls (it wraps); formulas set smaller by ``book.js`` are fine.
 
+A separate test clicks the header's sidebar buttons ("site navigation", "on this
+page") on the first page: at 390 px each opens its drawer and it closes again, at
+1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
+buttons; the themes bind only the first, hidden one).
+
 It saves a full-page screenshot of every page in ``_build/screenshots/`` (or
 ``$BOOK_SCREENSHOTS``) and writes everything wider than the column, at both widths, to
 ``overflow.txt`` there (the allowed scroll boxes marked ``allowed``). Without chromium
@@ -418,3 +423,112 @@ def test_no_build_machine_paths():
              for page in sorted(HTML.rglob("*.html")) for root in roots
              if root in page.read_text(encoding="utf-8", errors="replace")]
     assert not found, "build-machine paths in the HTML:\n" + "\n".join(found[:20])
+
+
+# The state of the two sidebars: is each <dialog> open, where is the sidebar's content
+# (its nav links inside the dialog or in the page), is it visible, and is the primary
+# sidebar hidden in place (sphinx-book-theme's pst-sidebar-hidden, wide screens).
+SIDEBAR_JS = r"""
+const state = {};
+for (const side of ['primary', 'secondary']) {
+  const sidebar = document.getElementById(`pst-${side}-sidebar`);
+  const dialog = document.getElementById(`pst-${side}-sidebar-modal`);
+  if (!sidebar || !dialog) { state[side] = null; continue; }
+  const shown = el => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && box.right > 0 && box.left < innerWidth &&
+      getComputedStyle(el).visibility !== 'hidden';
+  };
+  state[side] = {
+    open: dialog.open,
+    inDialog: dialog.querySelectorAll('a[href]').length,
+    inPage: sidebar.querySelectorAll('a[href]').length,
+    dialogShown: dialog.open && shown(dialog),
+    pageShown: shown(sidebar),
+    hidden: sidebar.classList.contains('pst-sidebar-hidden'),
+  };
+}
+state.buttons = [...document.querySelectorAll('.primary-toggle, .secondary-toggle')]
+  .filter(b => b.offsetParent).map(b => b.classList.contains('primary-toggle') ?
+    'primary' : 'secondary');
+return state;
+"""
+
+
+def _visible_button(driver, side):
+    from selenium.webdriver.common.by import By
+
+    buttons = [b for b in driver.find_elements(By.CSS_SELECTOR, f".{side}-toggle")
+               if b.is_displayed()]
+    assert buttons, f"no visible .{side}-toggle button"
+    return buttons[0]
+
+
+def _wait(driver, check, what, timeout=5.0):
+    import time
+
+    end = time.monotonic() + timeout
+    while True:
+        state = driver.execute_script(SIDEBAR_JS)
+        if check(state):
+            return state
+        if time.monotonic() > end:
+            pytest.fail(f"{what}: {state}", pytrace=False)
+        time.sleep(0.1)
+
+
+def test_sidebar_buttons_open_and_close():
+    # The header's buttons "site navigation" and "on this page" (pydata-sphinx-theme
+    # 0.17 + sphinx-book-theme 1.3 bind only the first, hidden, copy of each: book.js
+    # serves every copy). At 390 px each opens its drawer (a modal <dialog> holding the
+    # sidebar's links), which closes again (Escape; the backdrop) and gives the links
+    # back to the page; at 1280 px the primary button hides the sidebar in place and
+    # shows it again, no drawer, and "on this page" is in the page (no button).
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    reason = browser.missing()
+    if reason:
+        pytest.skip(f"browser test skipped: {reason}")
+    if not (HTML / "index.html").is_file():
+        pytest.skip(f"browser test skipped: no built book at {HTML} (run make book first)")
+    # the first page (it has both sidebars), whatever BOOK_PAGES says
+    pages = browser.all_pages(HTML)
+    page = "book/intro.html" if "book/intro.html" in pages else pages[0]
+    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
+        # phone: both drawers
+        driver.set_window_size(PHONE, 900)
+        driver.get(base + page)
+        state = _wait(driver, lambda s: s["primary"] and s["secondary"],
+                      "page without both sidebars")
+        assert sorted(set(state["buttons"])) == ["primary", "secondary"], state
+        for side, close in (("primary", "escape"), ("secondary", "backdrop")):
+            _visible_button(driver, side).click()
+            _wait(driver, lambda s: s[side]["open"] and s[side]["dialogShown"]
+                  and s[side]["inDialog"] and not s[side]["inPage"],
+                  f"{PHONE} px: the {side} drawer did not open with its links")
+            if close == "escape":
+                driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+            else:  # a click on the backdrop at (20, 450), left of the drawer
+                actions = ActionChains(driver)
+                actions.w3c_actions.pointer_action.move_to_location(20, 450).click()
+                actions.perform()
+            _wait(driver, lambda s: not s[side]["open"] and not s[side]["inDialog"]
+                  and s[side]["inPage"],
+                  f"{PHONE} px: the {side} drawer did not close ({close})")
+        # wide: the primary sidebar hides and shows in place
+        driver.set_window_size(WIDE, 900)
+        driver.get(base + page)
+        state = _wait(driver, lambda s: s["primary"] and s["primary"]["pageShown"],
+                      f"{WIDE} px: the primary sidebar is not shown")
+        assert state["buttons"] == ["primary"], state
+        assert state["secondary"]["pageShown"], state
+        button = _visible_button(driver, "primary")
+        button.click()
+        _wait(driver, lambda s: s["primary"]["hidden"] and not s["primary"]["pageShown"]
+              and not s["primary"]["open"], f"{WIDE} px: the primary sidebar did not hide")
+        button.click()
+        _wait(driver, lambda s: not s["primary"]["hidden"] and s["primary"]["pageShown"]
+              and not s["primary"]["open"] and not s["secondary"]["open"],
+              f"{WIDE} px: the primary sidebar did not come back")
+        assert not _console_errors(driver)

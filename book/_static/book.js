@@ -12,6 +12,9 @@
 //   a narrow column wraps them; a table still wider than the column scrolls inside
 //   its own box with the same cue.
 //
+// - the sidebar buttons: every "site navigation" (.primary-toggle) and "on this page"
+//   (.secondary-toggle) button works, see "sidebar buttons" below.
+//
 // A box that scrolls gets the classes scroll-frame (with more-left / more-right while
 // there is more to see on that side) and a "scroll sideways" line under it. Everything
 // is measured again when the window is resized and when a dropdown opens. What was
@@ -274,6 +277,93 @@
     if (!pending) pending = window.requestAnimationFrame(fitAll);
   }
   window.bookFit = fitAll; // for tests/test_html.py
+
+  // ---- sidebar buttons ----------------------------------------------------------------
+  // sphinx-book-theme 1.3 puts a second .primary-toggle (and .secondary-toggle) into the
+  // article header, the one that is visible, but pydata-sphinx-theme 0.17 and the book
+  // theme attach their click handlers to the first of each only (the hidden one of the
+  // navbar; pydata-sphinx-theme #2451, sphinx-book-theme #988): the visible buttons
+  // showed a tooltip and did nothing. One handler here serves every such button, as the
+  // themes intend: on a narrow screen the sidebar's content moves into its <dialog>,
+  // shown as a modal drawer (and moves back when it closes: Escape, the backdrop, a
+  // link); from 992 px on (Bootstrap's lg, where the primary sidebar is in the page)
+  // the primary button hides and shows the sidebar in place (class pst-sidebar-hidden
+  // of sphinx-book-theme). It runs in the capture phase on the document and stops the
+  // event, so that the themes' own handlers never run as well (no double toggle).
+  var WIDE_SIDEBAR = "(min-width: 992px)";
+
+  function moveContent(from, to) {
+    Array.prototype.slice.call(from.childNodes).forEach(function (n) { to.appendChild(n); });
+    Array.prototype.slice.call(from.classList).forEach(function (cls) {
+      from.classList.remove(cls);
+      to.classList.add(cls);
+    });
+  }
+
+  function sidebarPair(button) {
+    var side = button.classList.contains("primary-toggle") ? "primary" : "secondary";
+    return {
+      side: side,
+      sidebar: document.getElementById("pst-" + side + "-sidebar"),
+      dialog: document.getElementById("pst-" + side + "-sidebar-modal"),
+    };
+  }
+
+  function setUpDialog(dialog, sidebar) {
+    if (dialog.getAttribute("data-book-drawer")) return;
+    dialog.setAttribute("data-book-drawer", "1");
+    // put the content back when the dialog closes, however it closes (the theme's
+    // own close handler may have done so already: then there is nothing to move)
+    dialog.addEventListener("close", function () {
+      moveContent(dialog, sidebar);
+      later();
+    });
+    // a click on the backdrop (outside the drawer's box) closes it
+    dialog.addEventListener("click", function (event) {
+      if (event.target !== dialog) return;
+      var box = dialog.getBoundingClientRect();
+      if (event.clientX < box.left || event.clientX > box.right ||
+          event.clientY < box.top || event.clientY > box.bottom) dialog.close();
+    });
+    // a link followed inside the drawer (an anchor on this page) closes it
+    dialog.addEventListener("click", function (event) {
+      var link = event.target.closest && event.target.closest("a[href]");
+      if (link && dialog.open) dialog.close();
+    });
+  }
+
+  function openDrawer(button, pair) {
+    setUpDialog(pair.dialog, pair.sidebar);
+    if (pair.dialog.open) return;
+    var before = document.activeElement;
+    moveContent(pair.sidebar, pair.dialog);
+    pair.dialog.showModal();
+    pair.dialog.addEventListener("close", function () {
+      if (before && before.focus) before.focus();
+    }, { once: true });
+  }
+
+  function onSidebarToggle(event) {
+    var button = event.target.closest &&
+      event.target.closest(".primary-toggle, .secondary-toggle");
+    if (!button) return;
+    var pair = sidebarPair(button);
+    if (!pair.sidebar || !pair.dialog) return; // a page without that sidebar
+    event.preventDefault();
+    event.stopPropagation();
+    button.blur(); // no tooltip left standing over the drawer
+    if (pair.side === "primary" && window.matchMedia(WIDE_SIDEBAR).matches) {
+      var hidden = pair.sidebar.classList.toggle("pst-sidebar-hidden");
+      document.querySelectorAll(".primary-toggle").forEach(function (b) {
+        b.setAttribute("aria-expanded", hidden ? "false" : "true");
+      });
+      // the column gets wider or narrower: fit again once the sidebar has moved
+      window.setTimeout(later, 350);
+    } else {
+      openDrawer(button, pair);
+    }
+  }
+  document.addEventListener("click", onSidebarToggle, true);
 
   function start() {
     article().querySelectorAll("div.highlight pre").forEach(wrapCodeLines);
