@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LabError", "check", "student_mode", "STUDENT_ENV"]
+__all__ = ["LabError", "LabDefinitionError", "check", "student_mode", "STUDENT_ENV"]
 
 #: Name of the environment variable that switches the checks to the student edition.
 STUDENT_ENV = "LIB_LABS_STUDENT"
@@ -42,6 +42,15 @@ STUDENT_ENV = "LIB_LABS_STUDENT"
 
 class LabError(AssertionError):
     """A coding lab's function disagrees with the reference (raised in strict mode)."""
+
+
+class LabDefinitionError(LabError):
+    """The lab itself is broken: its cases do not fit the reference function.
+
+    Raised by :func:`check` in both editions (also with ``LIB_LABS_STUDENT=1``), since
+    the reader cannot fix it: the reference raises on every case, or a case does not
+    match the reference's signature. It is the lab author's bug, not a ``FAIL``.
+    """
 
 
 def student_mode() -> bool:
@@ -75,7 +84,10 @@ def _describe(value: Any, limit: int = 60) -> str:
         return getattr(value, "__name__", type(value).__name__)
     if isinstance(value, tuple):
         return "(" + ", ".join(_describe(v, limit) for v in value) + ")"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # a reader's object whose repr itself raises
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -115,10 +127,11 @@ def _where_raised(exc: BaseException) -> str:
 
 
 def _is_numeric(value: Any) -> bool:
-    if isinstance(value, (bool, np.bool_)):
+    """Whether ``value`` is a number or an array of numbers (not strings or objects)."""
+    if isinstance(value, (bool, np.bool_, numbers.Number)):
         return True
-    if isinstance(value, (numbers.Number, np.ndarray, np.generic)):
-        return True
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind in "biufc"
     if isinstance(value, list):
         try:
             arr = np.asarray(value)
@@ -126,6 +139,33 @@ def _is_numeric(value: Any) -> bool:
             return False
         return arr.dtype.kind in "biufc"
     return False
+
+
+def _exc_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception, even when its ``str`` itself raises."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<message could not be shown>"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _binds(fn: Callable, case: tuple | dict) -> str | None:
+    """``None`` if ``case`` fits the signature of ``fn`` (or it is unknown), else why."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: cannot tell
+        return None
+    try:
+        if isinstance(case, Mapping):
+            signature.bind(**case)
+        else:
+            signature.bind(*case)
+    except TypeError as exc:
+        return str(exc)
+    return None
 
 
 def _compare(got: Any, expected: Any, where: str, rtol: float, atol: float) -> float:
@@ -182,8 +222,12 @@ def _compare(got: Any, expected: Any, where: str, rtol: float, atol: float) -> f
     if got is None:
         raise _Mismatch(f"{label} is None; the reference returns a value here")
     if not _is_numeric(got):
+        kind = type(got).__name__
+        if isinstance(got, (np.ndarray, np.generic)):
+            kind += f" of dtype {got.dtype}"
         raise _Mismatch(
-            f"{label} should be a number or an array; got {type(got).__name__}"
+            f"{label} should be a number or an array; got {kind} {_describe(got)}, "
+            "which is not numeric"
         )
     exp = np.asarray(expected)
     arr = np.asarray(got)
@@ -312,6 +356,9 @@ def check(
     ------
     LabError
         In strict mode, when the verdict is ``FAIL`` or ``NOT ATTEMPTED``.
+    LabDefinitionError
+        In both editions, when the lab itself is broken: a case does not fit the
+        reference's signature, or the reference raises on every case.
     TypeError, ValueError
         If an argument is invalid (not callable, no cases, a case that is neither a
         tuple nor a dict, a negative tolerance, an empty name).
@@ -353,6 +400,19 @@ def check(
         if strict and status != "PASS":
             raise LabError(message)
 
+    def lab_bug(text: str) -> None:
+        message = f"LAB ERROR: {name}: {text} This is a bug in the lab, not in your code."
+        print(message)
+        raise LabDefinitionError(message)
+
+    for k, case in enumerate(cases, start=1):
+        why = _binds(reference_fn, case)
+        if why is not None:
+            lab_bug(
+                f"case {k} of {n} ({_describe_case(case)}) does not fit the reference "
+                f"function's arguments ({why})."
+            )
+
     results = []
     for k, case in enumerate(cases, start=1):
         try:
@@ -361,9 +421,18 @@ def check(
             expected, ref_exc = None, exc
         try:
             got, exc = _call(student_fn, case), None
-        except Exception as err:
+        except KeyboardInterrupt:  # the reader stopping the cell is not a verdict
+            raise
+        except BaseException as err:  # SystemExit, GeneratorExit, ...: a FAIL below
             got, exc = None, err
         results.append((k, case, expected, ref_exc, got, exc))
+
+    if all(r[3] is not None for r in results):
+        first = results[0][3]
+        lab_bug(
+            f"the reference raises on every case (case 1 of {n}: {_exc_text(first)}), "
+            "so no case checks a value."
+        )
 
     attempted = any(got is not None or exc is not None for *_, got, exc in results)
     if not attempted and any(r[3] is None and r[2] is not None for r in results):
@@ -389,14 +458,14 @@ def check(
                 verdict(
                     "FAIL",
                     f"{head}: the reference raises {type(ref_exc).__name__} here, "
-                    f"your function raised {type(exc).__name__}: {exc}.",
+                    f"your function raised {_exc_text(exc)}.",
                 )
                 return None
             continue
         if exc is not None:
             verdict(
                 "FAIL",
-                f"{head}: your function raised {type(exc).__name__}: {exc}"
+                f"{head}: your function raised {_exc_text(exc)}"
                 f"{_where_raised(exc)}.",
             )
             return None
@@ -404,6 +473,13 @@ def check(
             worst = max(worst, _compare(got, expected, "", rtol, atol))
         except _Mismatch as mismatch:
             verdict("FAIL", f"{head}: {mismatch}.")
+            return None
+        except Exception as err:  # an output that cannot even be compared
+            verdict(
+                "FAIL",
+                f"{head}: your output {_describe(got)} of type {type(got).__name__} "
+                f"cannot be compared with the reference ({_exc_text(err)}).",
+            )
             return None
     verdict(
         "PASS",

@@ -151,3 +151,108 @@ def test_bad_arguments(kwargs, error, text):
         check(lambda x: x, lambda x: x, **args)
     with pytest.raises(TypeError, match="student_fn"):
         check(1.0, lambda x: x, [(1.0,)], name="x")
+
+
+# A reader's mistake is always a FAIL naming the case, never a crash of the notebook.
+
+
+def _exit(x):
+    import sys
+
+    sys.exit(3)
+
+
+def _generator_exit(x):
+    raise GeneratorExit("closed")
+
+
+class _BadEq:
+    def __eq__(self, other):
+        raise RuntimeError("no comparison")
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+@pytest.mark.parametrize("student", [False, True], ids=["strict", "student"])
+@pytest.mark.parametrize(
+    "reader, text",
+    [
+        (lambda x: np.array(["a", "b"]), "got ndarray of dtype <U1"),
+        (lambda x: np.str_("a"), "got str_ of dtype <U1"),
+        (lambda x: "ab", "got str 'ab'"),
+        (lambda x: np.array([None, 1.0], dtype=object), "got ndarray of dtype object"),
+        (lambda x: _BadEq(), "got _BadEq <_BadEq>"),
+        (_exit, "your function raised SystemExit: 3"),
+        (_generator_exit, "your function raised GeneratorExit: closed"),
+    ],
+    ids=["str-array", "np-str", "str", "object-array", "bad-eq",
+         "sys-exit", "generator-exit"],
+)
+def test_reader_mistakes_are_fail_verdicts(reader, text, student, capsys, monkeypatch):
+    if student:
+        monkeypatch.setenv(labs.STUDENT_ENV, "1")
+        check(reader, lambda x: 2.0 * x, [(np.arange(2.0),)], name="lab")
+        out = capsys.readouterr().out
+    else:
+        with pytest.raises(LabError) as info:
+            check(reader, lambda x: 2.0 * x, [(np.arange(2.0),)], name="lab")
+        assert not isinstance(info.value, labs.LabDefinitionError)
+        out = str(info.value)
+    assert out.startswith("FAIL: lab: case 1 of 1 (array([0., 1.]))")
+    assert text in out
+
+
+def test_non_numeric_output_against_a_non_numeric_reference(capsys):
+    # the reference returns a string: a reader's object whose == raises is a FAIL
+    check(lambda: _BadEq(), lambda: "ok", [()], name="text", strict=False)
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: text: case 1 of 1 ()")
+    assert "RuntimeError: no comparison" in out
+
+
+def test_keyboard_interrupt_still_stops_the_cell(monkeypatch):
+    monkeypatch.setenv(labs.STUDENT_ENV, "1")
+
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        check(interrupted, lambda x: x, [(1.0,)], name="stop")
+
+
+def _type_error(x):
+    raise TypeError("unsupported operand")
+
+
+@pytest.mark.parametrize("student", [False, True], ids=["strict", "student"])
+@pytest.mark.parametrize(
+    "reader, reference, cases, text",
+    [
+        (_type_error, _type_error, [(1.0,), (2.0,)], "raises on every case"),
+        (lambda x: x, _type_error, [(1.0,)], "raises on every case"),
+        (lambda x, y: x, lambda x: x, [(1.0, 2.0)], "does not fit the reference"),
+        (lambda x: x, lambda x: x, [{"y": 1.0}], "does not fit the reference"),
+    ],
+    ids=["both-raise-typeerror", "reference-raises", "too-many-args", "wrong-kwarg"],
+)
+def test_broken_lab_is_a_lab_error_not_a_verdict(
+    reader, reference, cases, text, student, capsys, monkeypatch
+):
+    if student:
+        monkeypatch.setenv(labs.STUDENT_ENV, "1")
+    with pytest.raises(labs.LabDefinitionError, match=text) as info:
+        check(reader, reference, cases, name="broken")
+    assert isinstance(info.value, LabError)
+    assert "bug in the lab" in str(info.value)
+    assert not capsys.readouterr().out.startswith("PASS")
+
+
+def test_reference_raising_on_some_cases_is_still_checked(capsys):
+    def ref(x):
+        if x < 0:
+            raise ValueError("x must be >= 0")
+        return x
+
+    check(ref, ref, [(1.0,), (-1.0,)], name="partial")
+    assert capsys.readouterr().out.startswith("PASS: partial")
