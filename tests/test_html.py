@@ -263,13 +263,18 @@ def _console_errors(driver) -> list[str]:
     return errors
 
 
-@pytest.fixture(scope="module")
-def report():
+def _skip_without_browser_or_book() -> None:
+    """Skip (not fail) where chromium or the built book is missing."""
     reason = browser.missing()
     if reason:
         pytest.skip(f"browser test skipped: {reason}")
     if not (HTML / "index.html").is_file():
         pytest.skip(f"browser test skipped: no built book at {HTML} (run make book first)")
+
+
+@pytest.fixture(scope="module")
+def report():
+    _skip_without_browser_or_book()
     pages = browser.all_pages(HTML)
     if ONLY:  # a quick look at a few pages
         pages = [p for p in pages if any(p.startswith(o) for o in ONLY)]
@@ -487,11 +492,7 @@ def test_sidebar_buttons_open_and_close():
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
-    reason = browser.missing()
-    if reason:
-        pytest.skip(f"browser test skipped: {reason}")
-    if not (HTML / "index.html").is_file():
-        pytest.skip(f"browser test skipped: no built book at {HTML} (run make book first)")
+    _skip_without_browser_or_book()
     # the first page (it has both sidebars), whatever BOOK_PAGES says
     pages = browser.all_pages(HTML)
     page = "book/intro.html" if "book/intro.html" in pages else pages[0]
