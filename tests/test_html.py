@@ -70,6 +70,11 @@ const PROOF_KINDS = ['proof', 'theorem', 'lemma', 'proposition', 'definition', '
   'property', 'assumption', 'notation'];
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 async function run() {
+  // chromium can hand the script to a document that is still being replaced (seen in CI
+  // on random pages: document.body null); wait until the page has its body and is loaded
+  for (let i = 0; i < 200 && !(document.body && document.readyState === 'complete'); i++) {
+    await sleep(50);
+  }
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
     await MathJax.startup.promise;
   }
