@@ -31,8 +31,13 @@ book: $(VENV)/.installed
 student: $(VENV)/.installed
 	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
 
+# Tests run in TEST_WORKERS processes (pytest-xdist; one per core of a 2-core machine):
+# the notebooks are single-threaded, so two at a time halve the wall time. Whole test
+# files go to one process (--dist loadfile), so a file's shared fixtures are built once.
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=240 -m "not html" --durations=12
+	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=240 -m "not html" --durations=12 \
+		-n $(TEST_WORKERS) --dist loadfile
 
 test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest tests -m "not slow and not html"
@@ -79,7 +84,7 @@ test-min:
 	$(MINVENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(numpy|scipy|matplotlib|ipywidgets) "
 	cd $(MINVENV) && bin/python -c "import lib; assert 'site-packages' in lib.__file__"
 	cd $(MINVENV) && bin/python -m pytest $(CURDIR)/tests -m "not slow and not html" \
-		-p no:cacheprovider
+		-p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(VENV)/.installed
 	mkdir -p bench/results
