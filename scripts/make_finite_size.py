@@ -12,7 +12,7 @@ worker process per core (``--workers N`` to choose, ``--workers 0`` for no Dask 
 or an existing scheduler given by ``--scheduler tcp://host:8786`` (a lab server, or a
 SLURM allocation through ``dask-jobqueue``; see lib/data/README.md).
 
-Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points`` and ``smoke`` (default: all,
+Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points``, ``task_diversity`` and ``smoke`` (default: all,
 in that order). Each row is one call of :func:`lib.attention.simulate` (pretrain Gamma
 on n = tau d^2 contexts, then measure its ICL and IDG errors) for one configuration,
 one variant, one dimension ``d`` and one draw. Rows are appended to the CSV and flushed
@@ -228,6 +228,22 @@ EXPERIMENTS: dict[str, Experiment] = {
             dims=(50, 75, 100, 150),
             draws={50: 4, 75: 4, 100: 4, 150: 4},
             n_test={50: 200_000, 75: 200_000, 100: 200_000, 150: 200_000},
+        ),
+        Experiment(
+            name="task_diversity",
+            index=5,
+            description=(
+                "The ReLU teacher across the memorization-to-generalization transition of "
+                "chapter 5, (alpha, tau, rho, lambda) = (5, 5, 0.1, 0) at kappa = 0.1, 0.3, 1 "
+                "and 3, at d = 30 (the chapter's live dimension), 60 and 100; Monte Carlo test errors."
+            ),
+            configs=tuple(
+                Config(f"kappa={k:g}", "relu", ("teacher",), 5.0, k, 5.0, 0.1, 0.0)
+                for k in (0.1, 0.3, 1.0, 3.0)
+            ),
+            dims=(30, 60, 100),
+            draws={30: 4, 60: 4, 100: 4},
+            n_test={30: 100_000, 60: 100_000, 100: 100_000},
         ),
         Experiment(
             name="smoke",
