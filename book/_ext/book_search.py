@@ -54,7 +54,13 @@ def _main_text(html: str) -> tuple[str, list[list]]:
     main = soup.select_one('[role="main"]')
     if main is None:
         return "", []
-    for junk in main.select(".headerlink, script, style, .toggle-details__summary svg"):
+    # the page's own text: not its header (buttons, the print title with bare TeX), the
+    # "Contents" box, the previous/next links or the footer
+    for junk in main.select(
+        ".headerlink, script, style, .bd-header-article, #jb-print-docs-body, "
+        ".onlyprint, .bd-sidebar-secondary, .prev-next-area, .bd-footer-article, "
+        ".toggle-details__summary svg"
+    ):
         junk.decompose()
     pieces: list[str] = []
     sections: list[list] = []
@@ -109,10 +115,10 @@ def write_search_text(app, exception):
     if not (raw.startswith(prefix) and raw.rstrip().endswith(suffix)):
         return
     index = json.loads(raw[len(prefix) : raw.rstrip().rfind(suffix)])
-    index["titles"] = [tex_text.plain(t) for t in index["titles"]]
+    index["titles"] = [tex_text.plain_title(t) for t in index["titles"]]
     if "alltitles" in index:
         index["alltitles"] = {
-            tex_text.plain(title): where for title, where in index["alltitles"].items()
+            tex_text.plain_title(title): where for title, where in index["alltitles"].items()
         }
     index_file.write_text(
         prefix + json.dumps(index, separators=(",", ":"), ensure_ascii=False) + suffix,

@@ -67,7 +67,9 @@ def _group(text: str, i: int) -> tuple[str, int]:
         return "", i
     if text[i] != "{":
         if text[i] == "\\":
-            m = re.match(r"\\([A-Za-z]+|.)", text[i:])
+            m = re.match(r"\\([A-Za-z]+|.)", text[i:], re.S)
+            if m is None:
+                return "", len(text)
             return m.group(0), i + len(m.group(0))
         return text[i], i + 1
     depth = 0
@@ -94,7 +96,9 @@ def _convert(tex: str, depth: int = 0) -> str:
     while i < len(tex):
         c = tex[i]
         if c == "\\":
-            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:], re.S)
+            if m is None:  # a backslash at the very end
+                break
             name = m.group(1)
             i += len(m.group(0))
             if name in _macros:
@@ -159,3 +163,12 @@ def plain(text: str) -> str:
     return _DELIMITED.sub(
         lambda m: tex_to_text(next(g for g in m.groups() if g is not None)), text
     )
+
+
+_BARE = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*(?:[_^](?:\{[^{}]*\}|\w))*")
+
+
+def plain_title(text: str) -> str:
+    """A title as plain text: :func:`plain`, then the commands left without delimiters
+    (Sphinx's search index stores a heading's formula as bare TeX, ``\\Gam``)."""
+    return _BARE.sub(lambda m: tex_to_text(m.group(0)), plain(text))
