@@ -130,9 +130,9 @@ def _chapter_slides(html_dir: Path, page: str) -> list[str]:
     title = _clean(h1, page) if h1 else html.escape(page)
     sections = [h.get_text(" ", strip=True).rstrip("#").strip() for h in main.find_all("h2")]
     items = "".join(f"<li>{html.escape(s)}</li>" for s in sections[:10])
-    slides = [f'<section class="chapter-title">{title}<ul class="sections">{items}</ul>'
-              f'<p class="source">Read: <a href="../{page}.html" target="_blank">'
-              f"the chapter in the book</a></p></section>"]
+    slides = [(f'<section class="chapter-title">{title}<ul class="sections">{items}</ul>'
+               f'<p class="source">Read: <a href="../{page}.html" target="_blank">'
+               f"the chapter in the book</a></p></section>")]
     selector = ", ".join(f"div.{k}" for k in STATEMENTS) + ", figure"
     for block in main.select(selector):
         if block.find_parent(class_=["solution", "exercise", "toggle-details", "dropdown"]):
@@ -166,7 +166,7 @@ def _lab_slides(html_dir: Path, labels: tuple[str, ...]) -> list[str]:
 
 def _mathjax_config(html_dir: Path) -> str:
     text = (html_dir / "book" / "intro.html").read_text(encoding="utf-8")
-    match = re.search(r"<script>\s*(window\.MathJax\s*=.*?)</script>", text, re.S)
+    match = re.search(r"<script>\s*(window\.MathJax\s*=.*?)</script>", text, re.DOTALL)
     return match.group(1) if match else ""
 
 

@@ -25,13 +25,12 @@ import json
 import re
 from pathlib import Path
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-
 import tex_text
+from bs4 import BeautifulSoup, NavigableString, Tag
 
 TEXT_FILE = "book-search-text.js"
 _MATH_SPAN = re.compile(
-    r'<span class="math[^"]*">(.*?)</span>', re.S
+    r'<span class="math[^"]*">(.*?)</span>', re.DOTALL
 )
 
 
@@ -141,5 +140,5 @@ def setup(app):
     app.connect("builder-inited", _config_macros)
     app.connect("html-page-context", page_title)
     app.connect("build-finished", write_search_text)
-    app.add_js_file("book-search.js", **{"defer": "defer"})
+    app.add_js_file("book-search.js", defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -90,8 +90,8 @@ _FIGURE_IMG = re.compile(
     r'(<a\b[^>]*>\s*)?(<img\b[^>]*?\bsrc="([^"]*_images/[^"]+)"[^>]*>)(\s*</a>)?'
 )
 _BADGE = '<span class="figure-zoom-badge" aria-hidden="true"></span>'
-_FIGURE = re.compile(r"<figure\b.*?</figure>", re.S)
-_CAPTION_TEXT = re.compile(r'<span class="caption-text">(.*?)</span>\s*(?:<a|</p>)', re.S)
+_FIGURE = re.compile(r"<figure\b.*?</figure>", re.DOTALL)
+_CAPTION_TEXT = re.compile(r'<span class="caption-text">(.*?)</span>\s*(?:<a|</p>)', re.DOTALL)
 _ALT = re.compile(r'\balt="[^"]*"')
 _TAG = re.compile(r"<[^>]+>")
 
@@ -137,7 +137,7 @@ def _output_alt(body: str, title: str) -> str:
     """An image outside a captioned figure (a plot printed by a cell) whose alt is its
     file path gets a description naming the section it is in."""
     headings = [(m.start(), html.unescape(_TAG.sub("", m.group(1))).strip())
-                for m in re.finditer(r"<h[1-4][^>]*>(.*?)</h[1-4]>", body, re.S)]
+                for m in re.finditer(r"<h[1-4][^>]*>(.*?)</h[1-4]>", body, re.DOTALL)]
 
     def fix(m: re.Match) -> str:
         img = m.group(0)
@@ -180,7 +180,7 @@ def setup(app):
     app.setup_extension("book_search")
     app.connect("builder-inited", add_static)
     app.add_css_file("book.css")
-    app.add_js_file("book.js", **{"defer": "defer"})
+    app.add_js_file("book.js", defer="defer")
     # after myst-nb (priority 500), which adds the per-page widget scripts
     app.connect("html-page-context", clean_scripts, priority=900)
     app.connect("html-page-context", link_figures)

@@ -67,7 +67,7 @@ def _group(text: str, i: int) -> tuple[str, int]:
         return "", i
     if text[i] != "{":
         if text[i] == "\\":
-            m = re.match(r"\\([A-Za-z]+|.)", text[i:], re.S)
+            m = re.match(r"\\([A-Za-z]+|.)", text[i:], re.DOTALL)
             if m is None:
                 return "", len(text)
             return m.group(0), i + len(m.group(0))
@@ -96,7 +96,7 @@ def _convert(tex: str, depth: int = 0) -> str:
     while i < len(tex):
         c = tex[i]
         if c == "\\":
-            m = re.match(r"\\([A-Za-z]+|.)", tex[i:], re.S)
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:], re.DOTALL)
             if m is None:  # a backslash at the very end
                 break
             name = m.group(1)
@@ -107,7 +107,7 @@ def _convert(tex: str, depth: int = 0) -> str:
                 num, i = _group(tex, i)
                 den, i = _group(tex, i)
                 num, den = _convert(num, depth + 1), _convert(den, depth + 1)
-                wrap = lambda s: s if len(s) <= 1 or s.isalnum() else f"({s})"  # noqa: E731
+                wrap = lambda s: s if len(s) <= 1 or s.isalnum() else f"({s})"
                 out.append(f"{wrap(num)}/{wrap(den)}")
             elif name == "sqrt":
                 arg, i = _group(tex, i)
@@ -138,9 +138,7 @@ def _convert(tex: str, depth: int = 0) -> str:
             arg, i = _group(tex, i + 1)
             arg = _convert(arg, depth + 1)
             out.append(_script(arg, _SUB if c == "_" else _SUP, c))
-        elif c in "{}$":
-            i += 1
-        elif c == "&":
+        elif c in "{}$" or c == "&":
             i += 1
         else:
             out.append(c)
@@ -148,7 +146,7 @@ def _convert(tex: str, depth: int = 0) -> str:
     return "".join(out)
 
 
-_DELIMITED = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]|\$\$(.*?)\$\$|\$(.+?)\$", re.S)
+_DELIMITED = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]|\$\$(.*?)\$\$|\$(.+?)\$", re.DOTALL)
 
 
 def tex_to_text(tex: str) -> str:
