@@ -681,3 +681,31 @@ def test_slides():
             assert not _console_errors(driver), deck.name
             if deck.name.startswith("lecture"):
                 assert r["typeset"], (deck.name, r)
+
+
+def test_header_at_1280px_has_one_search_button_that_opens_search():
+    # the theme's top navbar at 1280 px was an empty 64 px band holding a second copy of
+    # the sidebar's search field (book.css drops it and shows the article header's
+    # search button): no band, one search button in view, and it opens the search box
+    from selenium.webdriver.common.by import By
+
+    _skip_without_browser_or_book()
+    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
+        driver.get(base + "book/intro.html")
+        band = driver.execute_script(
+            "const h = document.querySelector('header.bd-header');"
+            "return h ? h.getBoundingClientRect().height : 0;")
+        assert band == 0, f"header band {band} px high at {WIDE} px"
+        in_view = driver.execute_script(
+            "return [...document.querySelectorAll('.search-button__button')].filter(b => {"
+            " const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0 &&"
+            " r.top >= 0 && r.bottom <= innerHeight; }).length;")
+        assert in_view == 1, f"{in_view} search buttons in view at {WIDE} px"
+        button = driver.find_element(
+            By.CSS_SELECTOR, ".article-header-buttons .search-button__button")
+        button.click()
+        focused = driver.execute_script(
+            "const a = document.activeElement; return a && a.name === 'q' &&"
+            " a.offsetParent !== null;")
+        assert focused, "the search button did not open the search box"
+        assert not _console_errors(driver)
