@@ -9,20 +9,24 @@ it on 127.0.0.1, opens every page at 1280 px and at phone width (390 px) in Debi
 chromium (selenium with ``/usr/bin/chromedriver``; nothing is downloaded), waits for
 MathJax and for the book's script (``book/_static/book.js``), and checks: no raw TeX
 left, no MathJax error, every image loaded, every figure a link to its image file, no
-console error, the theorem/exercise blocks of the source present, and that nothing is
-wider than the text column:
+console error, the theorem/exercise blocks of the source present, every figure with alt
+text (not a file path), the phone's zoom badge outside the image (so over no tick label),
+figures at >= 79 % of their natural size at 390 px, and that nothing is wider than the
+text column:
 
 - at 1280 px nothing at all: no display equation, inline formula, table, code line or
   other element wider than the column, and no formula that ``book.js`` had to set
   smaller (such an equation is to be broken in the source);
 - at 390 px nothing either (dropdowns are opened to measure what is inside them), with
-  exactly one exception: a table or a display equation (still too wide at 70 %) may
+  exactly one exception: a table, a figure or a display equation (still too wide at 70 %) may
   scroll sideways inside its own box if that box fits the column and shows the cue of
   ``book.js`` (class ``scroll-frame`` and its visible "scroll sideways" line). Code
   never scrolls (it wraps); formulas set smaller by ``book.js`` are fine.
 
-A separate test clicks the header's sidebar buttons ("site navigation", "on this
-page") on the first page: at 390 px each opens its drawer and it closes again, at
+Separate tests run the search page (opened from disk and served) and check that every
+result has a snippet and no raw TeX; open every slide deck of ``make slides``; check
+the 1280 px header (one search button, no empty band); and click the header's sidebar
+buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
 buttons; the themes bind only the first, hidden one).
 
@@ -681,6 +685,10 @@ def test_slides():
             assert not _console_errors(driver), deck.name
             if deck.name.startswith("lecture"):
                 assert r["typeset"], (deck.name, r)
+            # a look at the deck: its third slide (the first statement or figure)
+            driver.execute_script("Reveal.slide(2)")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}.png"))
 
 
 def test_header_at_1280px_has_one_search_button_that_opens_search():
