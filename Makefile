@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student test test-fast test-html test-min lab lab-reset pdf bench data clean env
+.PHONY: book student test test-fast test-html test-min lab lab-reset pdf slides bench data clean env
 
 env: $(VENV)/.installed
 
@@ -47,6 +47,12 @@ test-fast: $(VENV)/.installed
 # screenshots of every page land in _build/screenshots/.
 test-html: $(VENV)/.installed
 	$(BIN)/python -m pytest tests/test_html.py -m html
+
+# Lecture slides for each session of the syllabus (book/syllabus.md), reveal.js decks in
+# _build/html/slides/ made from the built chapters (run `make book` first; seconds, nothing
+# executed, reveal.js vendored in slides/vendor/, MathJax from the book's _static).
+slides: $(VENV)/.installed
+	$(BIN)/python scripts/make_slides.py --html _build/html
 
 # The whole book as one PDF (_build/book.pdf), printed by the same headless chromium
 # from the built HTML (run `make book` first).

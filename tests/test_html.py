@@ -9,20 +9,24 @@ it on 127.0.0.1, opens every page at 1280 px and at phone width (390 px) in Debi
 chromium (selenium with ``/usr/bin/chromedriver``; nothing is downloaded), waits for
 MathJax and for the book's script (``book/_static/book.js``), and checks: no raw TeX
 left, no MathJax error, every image loaded, every figure a link to its image file, no
-console error, the theorem/exercise blocks of the source present, and that nothing is
-wider than the text column:
+console error, the theorem/exercise blocks of the source present, every figure with alt
+text (not a file path), the phone's zoom badge outside the image (so over no tick label),
+figures at >= 79 % of their natural size at 390 px, and that nothing is wider than the
+text column:
 
 - at 1280 px nothing at all: no display equation, inline formula, table, code line or
   other element wider than the column, and no formula that ``book.js`` had to set
   smaller (such an equation is to be broken in the source);
 - at 390 px nothing either (dropdowns are opened to measure what is inside them), with
-  exactly one exception: a table or a display equation (still too wide at 70 %) may
+  exactly one exception: a table, a figure or a display equation (still too wide at 70 %) may
   scroll sideways inside its own box if that box fits the column and shows the cue of
   ``book.js`` (class ``scroll-frame`` and its visible "scroll sideways" line). Code
   never scrolls (it wraps); formulas set smaller by ``book.js`` are fine.
 
-A separate test clicks the header's sidebar buttons ("site navigation", "on this
-page") on the first page: at 390 px each opens its drawer and it closes again, at
+Separate tests run the search page (opened from disk and served) and check that every
+result has a snippet and no raw TeX; open every slide deck of ``make slides``; check
+the 1280 px header (one search button, no empty band); and click the header's sidebar
+buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
 buttons; the themes bind only the first, hidden one).
 
@@ -37,6 +41,7 @@ into an expected failure (for a look at a book in progress).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -197,11 +202,27 @@ async function run() {
   const unlinked = figImgs.filter(i => { const a = i.closest('a[href]');
     return !a || base(a.getAttribute('href')) !== base(i.getAttribute('src')); })
     .map(i => i.getAttribute('src'));
+  // alt text: not empty, not a file path (Sphinx's default is the hashed image path)
+  const badAlt = figImgs.filter(i => { const a = (i.getAttribute('alt') || '').trim();
+    return a.length < 8 || a.includes('_images/') || /\.(svg|png|jpe?g)$/i.test(a)
+      || /[0-9a-f]{16,}/.test(a); }).map(i => i.getAttribute('src') + ' alt=' + i.alt);
+  // the zoom badge (shown on a phone) must not cover any part of its figure, so no
+  // tick label: its box and the image's box do not intersect
+  const badges = [...art.querySelectorAll('a.figure-zoom')].map(a => {
+    const img = a.querySelector('img'), b = a.querySelector('.figure-zoom-badge');
+    if (!img) return null;
+    if (!b) return {src: img.getAttribute('src'), badge: false, shown: false, overlap: false};
+    const r = img.getBoundingClientRect(), q = b.getBoundingClientRect();
+    const shown = q.width > 0 && q.height > 0 && getComputedStyle(b).display !== 'none';
+    const overlap = shown && q.left < r.right - 0.5 && q.right > r.left + 0.5
+      && q.top < r.bottom - 0.5 && q.bottom > r.top + 0.5;
+    return {src: img.getAttribute('src'), badge: true, shown, overlap};
+  }).filter(Boolean);
   const hasMath = art.querySelector('.math, span.math, div.math') !== null;
   const result = {
     mathjax: !!(window.MathJax && MathJax.version), mathjaxVersion: window.MathJax && MathJax.version,
     hasMath, typeset: art.querySelectorAll('mjx-container').length, bookJs,
-    raw, errors, images, found, scaled, figs, unlinked,
+    raw, errors, images, found, scaled, figs, unlinked, badAlt, badges,
     proofs: art.querySelectorAll(PROOF_KINDS.map(k => 'div.' + k).join(', ')).length,
     exercises: art.querySelectorAll('div.exercise').length,
     widgetViews: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"], .jupyter-widgets').length,
@@ -403,6 +424,32 @@ def test_figures_open_at_full_size(report):
            lambda r: r.get("unlinked"))
 
 
+def test_figures_have_alt_text(report):
+    # screen readers read the alt text: the caption's first sentence, not a file path
+    _check(report, "figures without meaningful alt text", lambda r: r.get("badAlt"))
+
+
+def test_zoom_badge_covers_no_part_of_the_figure(report):
+    # on a phone every figure shows the badge, outside the image (so it covers no tick
+    # label, the bottom-right one included); at 1280 px there is no badge
+    _check(report, "zoom badge missing, hidden or over the image at 390 px",
+           lambda r: [b for b in r.get("badges", []) if not b["shown"] or b["overlap"]],
+           (PHONE,))
+    _check(report, "zoom badge shown at 1280 px",
+           lambda r: [b for b in r.get("badges", []) if b["shown"]])
+
+
+def test_figures_legible_on_a_phone(report):
+    # at 390 px a figure is shown at >= 79 % of its natural size (book.js: 80 %, in a box
+    # that scrolls with the cue), not shrunk to the column (~52 %, 6 px tick labels);
+    # a figure that fits the column at that size is shown whole
+    def small(r):
+        return [f for f in r.get("figs", []) if f[1] and "_images/" in (f[0] or "")
+                and f[2] < min(0.79 * f[1], 0.95 * f[3])]
+    _check(report, "figures shown below 79 % of their natural size at 390 px", small,
+           (PHONE,))
+
+
 def test_theorem_and_exercise_blocks_rendered(report):
     def missing(r, page):
         want = _source_counts(page)
@@ -537,4 +584,136 @@ def test_sidebar_buttons_open_and_close():
         _wait(driver, lambda s: not s["primary"]["hidden"] and s["primary"]["pageShown"]
               and not s["primary"]["open"] and not s["secondary"]["open"],
               f"{WIDE} px: the primary sidebar did not come back")
+        assert not _console_errors(driver)
+
+
+# The search page after a query: its status, and for every result its title and snippet.
+SEARCH_JS = r"""
+const done = arguments[arguments.length - 1];
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+(async () => {
+  for (let i = 0; i < 300; i++) {
+    const status = document.querySelector('#search-results .search-summary, #search-results p');
+    const items = document.querySelectorAll('#search-results ul.search li');
+    const finished = /finished|did not match/i.test(document.body.innerText || '');
+    if (finished && [...items].every(li => li.querySelector('p.context, :scope > span')))
+      break;
+    await sleep(100);
+  }
+  await sleep(300);
+  const items = [...document.querySelectorAll('#search-results ul.search li')];
+  done({
+    title: document.title,
+    results: items.map(li => ({
+      title: (li.querySelector('a') || {}).textContent || '',
+      snippet: (li.querySelector('p.context') || {}).textContent || '',
+      // an object of the API reference has its description instead of a snippet
+      object: !!li.querySelector(':scope > span'),
+    })),
+  });
+})().catch(e => done({fatal: String(e)}));
+"""
+_TEX = re.compile(r"\\\(|\\\)|\\\[|\\[A-Za-z]{2,}")
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_search_shows_snippets_without_tex(how):
+    # Sphinx's search page fetches each result's page for its snippet: from disk that
+    # failed (titles only, one "Failed to fetch" per result) and over HTTP the snippet
+    # was raw TeX; titles showed "\(\Gam\)" (book/_ext/book_search.py fixes all three)
+    _skip_without_browser_or_book()
+    with contextlib.ExitStack() as stack:
+        if how == "file":
+            base = HTML.resolve().as_uri() + "/"
+        else:
+            base = stack.enter_context(browser.serve(HTML))
+        driver = stack.enter_context(browser.chromium(WIDE))
+        driver.set_script_timeout(60)
+        for query, expect in (("attention", "The model: from linear attention to Γ"),
+                              ("Hermite", None)):
+            driver.get(f"{base}search.html?q={query}")
+            found = driver.execute_async_script(SEARCH_JS)
+            assert not found.get("fatal"), found
+            results = found["results"]
+            assert sum(not r["object"] for r in results) >= 3, (how, query, found)
+            no_snippet = [r["title"] for r in results
+                          if not r["object"] and len(r["snippet"].strip()) < 40]
+            assert not no_snippet, f"{how}: results without a snippet: {no_snippet}"
+            tex = [r for r in results if _TEX.search(r["title"] + r["snippet"])]
+            assert not tex, f"{how}: raw TeX in search results: {tex[:3]}"
+            if expect:
+                assert any(expect in r["title"] for r in results), (expect, results[:5])
+            assert not _console_errors(driver), (how, query)
+        # the browser tab's title has its formula as text
+        driver.get(base + "book/linear/model.html")
+        title = driver.title
+        assert "Γ" in title and not _TEX.search(title), title
+
+
+def test_slides():
+    # make slides: every deck opens from the served book, reveal.js and MathJax run (both
+    # from the build), every image loads, nothing comes from outside, no console error
+    _skip_without_browser_or_book()
+    decks = sorted((HTML / "slides").glob("*.html"))
+    decks = [d for d in decks if d.name != "index.html"]
+    if not decks:
+        pytest.skip("no slides in the build (run make slides)")
+    js = r"""
+    const done = arguments[arguments.length - 1];
+    (async () => {
+      for (let i = 0; i < 200 && !(window.Reveal && Reveal.isReady()); i++)
+        await new Promise(r => setTimeout(r, 50));
+      if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+      await Promise.all([...document.images].map(i => i.complete ? null :
+        new Promise(r => { i.onload = i.onerror = r; })));
+      done({ready: !!(window.Reveal && Reveal.isReady()),
+            slides: window.Reveal ? Reveal.getTotalSlides() : 0,
+            typeset: document.querySelectorAll('mjx-container').length,
+            errors: document.querySelectorAll('mjx-merror').length,
+            broken: [...document.images].filter(i => !i.naturalWidth).map(i => i.src),
+            outside: [...document.querySelectorAll('script[src], link[href]')]
+              .map(e => e.src || e.href).filter(u => !u.startsWith(location.origin))});
+    })().catch(e => done({fatal: String(e)}));
+    """
+    with browser.serve(HTML) as base, browser.chromium(1280, 720) as driver:
+        driver.set_script_timeout(60)
+        for deck in decks:
+            driver.get(f"{base}slides/{deck.name}")
+            r = driver.execute_async_script(js)
+            assert r.get("ready") and r["slides"] >= 3, (deck.name, r)
+            assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
+            assert not _console_errors(driver), deck.name
+            if deck.name.startswith("lecture"):
+                assert r["typeset"], (deck.name, r)
+            # a look at the deck: its third slide (the first statement or figure)
+            driver.execute_script("Reveal.slide(2)")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}.png"))
+
+
+def test_header_at_1280px_has_one_search_button_that_opens_search():
+    # the theme's top navbar at 1280 px was an empty 64 px band holding a second copy of
+    # the sidebar's search field (book.css drops it and shows the article header's
+    # search button): no band, one search button in view, and it opens the search box
+    from selenium.webdriver.common.by import By
+
+    _skip_without_browser_or_book()
+    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
+        driver.get(base + "book/intro.html")
+        band = driver.execute_script(
+            "const h = document.querySelector('header.bd-header');"
+            "return h ? h.getBoundingClientRect().height : 0;")
+        assert band == 0, f"header band {band} px high at {WIDE} px"
+        in_view = driver.execute_script(
+            "return [...document.querySelectorAll('.search-button__button')].filter(b => {"
+            " const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0 &&"
+            " r.top >= 0 && r.bottom <= innerHeight; }).length;")
+        assert in_view == 1, f"{in_view} search buttons in view at {WIDE} px"
+        button = driver.find_element(
+            By.CSS_SELECTOR, ".article-header-buttons .search-button__button")
+        button.click()
+        focused = driver.execute_script(
+            "const a = document.activeElement; return a && a.name === 'q' &&"
+            " a.offsetParent !== null;")
+        assert focused, "the search button did not open the search box"
         assert not _console_errors(driver)

@@ -1,0 +1,144 @@
+"""Sphinx extension: search that works offline and shows formulas as text.
+
+Sphinx's search page (``searchtools.js``) lists the pages that match and then fetches
+each page to cut a snippet from its text. Opened from disk (``file://``) every fetch
+fails ("Failed to fetch" in the console, titles only); served over HTTP the snippet is
+the page's text before MathJax, so formulas show as raw TeX. Titles are plain text in
+the search index and in the browser tab, so ``\\(\\Gam\\)`` shows there too.
+
+This extension, after the HTML is written,
+
+- writes ``_static/book-search-text.js``: for every page, the text of its main column
+  with every formula turned into readable Unicode (``tex_text.tex_to_text``), and where
+  each of its sections starts and ends in that text;
+- rewrites the titles in ``searchindex.js`` the same way;
+
+and on every page sets the ``<title>`` (the tab's title) with formulas as text. The
+script ``book/_static/book-search.js`` (added to every page, active on the search page
+only) loads that text and answers the search page's requests for page text from it,
+without fetching anything, so snippets show offline and over HTTP alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import tex_text
+from bs4 import BeautifulSoup, NavigableString, Tag
+
+TEXT_FILE = "book-search-text.js"
+_MATH_SPAN = re.compile(
+    r'<span class="math[^"]*">(.*?)</span>', re.DOTALL
+)
+
+
+def _config_macros(app) -> None:
+    config = app.config.mathjax3_config or {}
+    tex_text.set_macros(((config.get("tex") or {}).get("macros")) or {})
+
+
+def page_title(app, pagename, templatename, context, doctree):
+    """The tab's title with its formulas as text (the heading keeps its math)."""
+    title = context.get("title")
+    if title and ("\\(" in title or "math" in title):
+        plain = _MATH_SPAN.sub(lambda m: m.group(1), title)
+        context["title"] = tex_text.plain(plain)
+
+
+def _main_text(html: str) -> tuple[str, list[list]]:
+    """Text of the page's main column and ``[id, start, end]`` of its sections."""
+    soup = BeautifulSoup(html, "html.parser")
+    main = soup.select_one('[role="main"]')
+    if main is None:
+        return "", []
+    # the page's own text: not its header (buttons, the print title with bare TeX), the
+    # "Contents" box, the previous/next links or the footer
+    for junk in main.select(
+        ".headerlink, script, style, .bd-header-article, #jb-print-docs-body, "
+        ".onlyprint, .bd-sidebar-secondary, .prev-next-area, .bd-footer-article, "
+        ".toggle-details__summary svg"
+    ):
+        junk.decompose()
+    pieces: list[str] = []
+    sections: list[list] = []
+    length = 0
+
+    def add(text: str) -> None:
+        nonlocal length
+        text = re.sub(r"\s+", " ", text)
+        if not text.strip():
+            if pieces and not pieces[-1].endswith(" "):
+                pieces.append(" ")
+                length += 1
+            return
+        if pieces and pieces[-1].endswith(" ") and text.startswith(" "):
+            text = text[1:]
+        pieces.append(text)
+        length += len(text)
+
+    def walk(node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if child.__class__.__name__ in ("Comment", "Doctype"):
+                    continue
+                add(str(child))
+            elif isinstance(child, Tag):
+                classes = child.get("class") or []
+                if "math" in classes:
+                    add(" " + tex_text.plain(child.get_text()) + " ")
+                    continue
+                start = length
+                if child.name in ("p", "div", "li", "dt", "dd", "h1", "h2", "h3",
+                                  "h4", "figcaption", "tr", "section", "pre"):
+                    add(" ")
+                walk(child)
+                if child.name == "section" and child.get("id"):
+                    sections.append([child["id"], start, length])
+
+    walk(main)
+    return "".join(pieces), sections
+
+
+def write_search_text(app, exception):
+    """Write the page texts for the search page and fix the index's titles."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    index_file = out / "searchindex.js"
+    if not index_file.is_file():
+        return
+    raw = index_file.read_text(encoding="utf-8")
+    prefix, suffix = "Search.setIndex(", ")"
+    if not (raw.startswith(prefix) and raw.rstrip().endswith(suffix)):
+        return
+    index = json.loads(raw[len(prefix) : raw.rstrip().rfind(suffix)])
+    index["titles"] = [tex_text.plain_title(t) for t in index["titles"]]
+    if "alltitles" in index:
+        index["alltitles"] = {
+            tex_text.plain_title(title): where for title, where in index["alltitles"].items()
+        }
+    index_file.write_text(
+        prefix + json.dumps(index, separators=(",", ":"), ensure_ascii=False) + suffix,
+        encoding="utf-8",
+    )
+    texts = {}
+    suffix_html = app.builder.out_suffix
+    for docname in index["docnames"]:
+        page = out / (docname + suffix_html)
+        if page.is_file():
+            text, sections = _main_text(page.read_text(encoding="utf-8"))
+            texts[docname] = {"text": text, "sections": sections}
+    data = json.dumps(texts, separators=(",", ":"), ensure_ascii=False)
+    (out / "_static" / TEXT_FILE).write_text(
+        "window.BOOK_SEARCH_TEXT = " + data + ";\n", encoding="utf-8"
+    )
+
+
+def setup(app):
+    app.connect("builder-inited", _config_macros)
+    app.connect("html-page-context", page_title)
+    app.connect("build-finished", write_search_text)
+    app.add_js_file("book-search.js", defer="defer")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,62 @@
+// Search snippets without fetching pages (added to every page by book/_ext/book_search.py;
+// it acts on the search page only).
+//
+// Sphinx's search page fetches every page it lists to cut a snippet from its text. From
+// disk (file://) the fetch fails (a console error per result, titles only), and over HTTP
+// the text still has its formulas as raw TeX. book_search.py writes the text of every page,
+// formulas as readable Unicode, to _static/book-search-text.js; this script loads that file
+// (a <script>, which works from disk), answers the search page's requests for book pages
+// from it, and hands Sphinx the stored text instead of parsing a page.
+(function () {
+  "use strict";
+  if (typeof Search === "undefined" || !window.fetch) return;  // not the search page
+  var MARK = "\u0000book-search:";
+  var root = document.documentElement.dataset.content_root || "";
+  var base = new URL(root, location.href).href;
+  var suffix = (window.DOCUMENTATION_OPTIONS || {}).FILE_SUFFIX || ".html";
+
+  var loaded = new Promise(function (resolve) {
+    var s = document.createElement("script");
+    s.src = base + "_static/book-search-text.js";
+    s.onload = function () { resolve(window.BOOK_SEARCH_TEXT || {}); };
+    s.onerror = function () { resolve({}); };
+    document.head.appendChild(s);
+  });
+
+  // the docname of a URL of this book's pages, or null
+  function docname(url) {
+    var href;
+    try { href = new URL(String(url), location.href).href; } catch (e) { return null; }
+    href = href.split("#")[0].split("?")[0];
+    if (href.indexOf(base) !== 0 || href.slice(-suffix.length) !== suffix) return null;
+    return decodeURIComponent(href.slice(base.length, -suffix.length));
+  }
+
+  var fetchPage = window.fetch.bind(window);
+  window.fetch = function (resource, options) {
+    var name = typeof resource === "string" || resource instanceof URL ?
+      docname(resource) : null;
+    if (name === null) return fetchPage(resource, options);
+    return loaded.then(function (texts) {
+      if (!texts[name]) return fetchPage(resource, options);
+      return new Response(MARK + name, { headers: { "Content-Type": "text/plain" } });
+    });
+  };
+
+  var htmlToText = Search.htmlToText;
+  Search.htmlToText = function (html, anchor) {
+    if (typeof html !== "string" || html.indexOf(MARK) !== 0) {
+      return htmlToText.apply(this, arguments);
+    }
+    var page = (window.BOOK_SEARCH_TEXT || {})[html.slice(MARK.length)];
+    if (!page) return "";
+    if (anchor) {
+      var id = anchor.replace(/^#/, "");
+      for (var i = 0; i < page.sections.length; i++) {
+        var sec = page.sections[i];
+        if (sec[0] === id) return page.text.slice(sec[1], sec[2]);
+      }
+    }
+    return page.text;
+  };
+})();

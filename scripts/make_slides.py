@@ -1,0 +1,244 @@
+"""Lecture slides for each session of the two-week module, generated from the built book.
+
+Usage (after ``make book``; ``make slides`` runs it)::
+
+    python scripts/make_slides.py --html _build/html
+
+For every session of the syllabus (``book/syllabus.md``; the sessions are listed in
+``SESSIONS`` below) this writes a reveal.js deck ``_build/html/slides/<session>.html``
+from the chapters' built pages, so that the slides show the same executed figures,
+computed numbers and numbered statements as the book:
+
+- a lecture deck: for each chapter of the session a title slide with its sections,
+  then every definition, theorem, proposition and conjecture of the chapter (one slide
+  each, with its number and title) and every figure (one slide each, drawn large, with
+  its number and the first sentence of its caption), in the order of the chapter;
+- a lab deck: one slide per coding lab of the session, with the lab's statement.
+
+Nothing is executed (the figures are the book's own image files) and nothing is loaded
+from outside: reveal.js 5.1.0 is vendored in ``slides/vendor`` (npm package
+``reveal.js@5.1.0``, see ``slides/vendor/README.md``) and copied next to the decks,
+and MathJax is the book's own copy in ``_static/mathjax``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bs4 import BeautifulSoup, Tag
+
+ROOT = Path(__file__).resolve().parent.parent
+REVEAL = ROOT / "slides" / "vendor" / "reveal.js-5.1.0"
+STYLE = ROOT / "slides" / "book-slides.css"
+STATEMENTS = ("definition", "theorem", "proposition", "conjecture", "lemma", "corollary")
+
+
+@dataclass(frozen=True)
+class Session:
+    """One session of the module: its file name, title and what it covers."""
+
+    name: str
+    title: str
+    pages: tuple[str, ...] = ()  # chapters (lectures)
+    labs: tuple[str, ...] = ()  # lab labels (labs)
+
+
+SESSIONS = (
+    Session("lecture-1", "Lecture 1: Hermite expansions and the model",
+            pages=("book/hermite/basics", "book/linear/model")),
+    Session("lecture-2", "Lecture 2: learning curves",
+            pages=("book/linear/learning_curves",)),
+    Session("lab-1", "Lab 1", labs=("lab-hermite-coefficients", "lab-effective-noise",
+                                    "lab-ridge-gamma", "lab-m-kappa")),
+    Session("lecture-3", "Lecture 3: the equivalence theorem",
+            pages=("book/equivalence/theorem", "book/equivalence/verification")),
+    Session("lecture-4", "Lecture 4: finite data and task diversity",
+            pages=("book/regimes/finite_data", "book/regimes/task_diversity")),
+    Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed",
+                                    "lab-td-dmmse")),
+)
+
+LAB_PAGES = (
+    "book/hermite/basics", "book/linear/model", "book/linear/learning_curves",
+    "book/equivalence/theorem", "book/equivalence/verification",
+    "book/regimes/finite_data", "book/regimes/task_diversity", "book/beyond/spectral",
+)
+
+
+def _soup(html_dir: Path, page: str) -> BeautifulSoup:
+    path = html_dir / f"{page}.html"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: build the book first (make book)")
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def _main(soup: BeautifulSoup) -> Tag:
+    main = soup.select_one("article.bd-article") or soup.select_one('[role="main"]')
+    if main is None:
+        raise ValueError("no main column in the page: not a page of the built book")
+    return main
+
+
+def _clean(node: Tag, page: str) -> str:
+    """HTML of one block for a slide: links and images re-pointed from slides/ to the
+    book, header links and dropdown buttons removed."""
+    node = BeautifulSoup(str(node), "html.parser")
+    for junk in node.select(".headerlink, .figure-zoom-badge, button, script"):
+        junk.decompose()
+    for tag, attr in (("a", "href"), ("img", "src")):
+        for el in node.find_all(tag):
+            url = el.get(attr, "")
+            if not url or re.match(r"^[a-z]+:|^#", url):
+                if tag == "a" and url.startswith("#"):
+                    el[attr] = f"../{page}.html{url}"
+                continue
+            # a URL relative to the page -> relative to slides/
+            parts = Path(page).parent.joinpath(url).as_posix().split("/")
+            stack: list[str] = []
+            for part in parts:
+                if part == "..":
+                    if stack:
+                        stack.pop()
+                elif part not in ("", "."):
+                    stack.append(part)
+            el[attr] = "../" + "/".join(stack)
+            if tag == "a":
+                el["target"] = "_blank"
+    return str(node)
+
+
+def _figure_slide(fig: Tag, page: str) -> str:
+    img = fig.find("img")
+    number = fig.select_one(".caption-number")
+    alt = img.get("alt", "") if img else ""
+    label = number.get_text(" ", strip=True) if number else ""
+    img_html = _clean(img, page) if img else ""
+    return (f'<section class="figure-slide">{img_html}'
+            f'<p class="figure-caption"><strong>{html.escape(label)}</strong> '
+            f"{html.escape(alt)}</p></section>")
+
+
+def _chapter_slides(html_dir: Path, page: str) -> list[str]:
+    soup = _soup(html_dir, page)
+    main = _main(soup)
+    h1 = main.find("h1")
+    title = _clean(h1, page) if h1 else html.escape(page)
+    sections = [h.get_text(" ", strip=True).rstrip("#").strip() for h in main.find_all("h2")]
+    items = "".join(f"<li>{html.escape(s)}</li>" for s in sections[:10])
+    slides = [(f'<section class="chapter-title">{title}<ul class="sections">{items}</ul>'
+               f'<p class="source">Read: <a href="../{page}.html" target="_blank">'
+               f"the chapter in the book</a></p></section>")]
+    selector = ", ".join(f"div.{k}" for k in STATEMENTS) + ", figure"
+    for block in main.select(selector):
+        if block.find_parent(class_=["solution", "exercise", "toggle-details", "dropdown"]):
+            continue
+        if block.name == "figure":
+            if block.find("img") is not None:
+                slides.append(_figure_slide(block, page))
+        elif block.find_parent(class_=list(STATEMENTS)) is None:
+            slides.append(f'<section class="statement">{_clean(block, page)}</section>')
+    return slides
+
+
+def _lab_slides(html_dir: Path, labels: tuple[str, ...]) -> list[str]:
+    found: dict[str, str] = {}
+    for page in LAB_PAGES:
+        path = html_dir / f"{page}.html"
+        if not path.is_file():
+            continue
+        main = _main(_soup(html_dir, page))
+        for label in labels:
+            block = main.find(id=label)
+            if block is not None and label not in found:
+                found[label] = (f'<section class="lab">{_clean(block, page)}'
+                                f'<p class="source"><a href="../{page}.html#{label}" '
+                                f'target="_blank">the lab in the book</a></p></section>')
+    missing = [lab for lab in labels if lab not in found]
+    if missing:
+        raise ValueError(f"labs not found in the built book: {missing}")
+    return [found[lab] for lab in labels]
+
+
+def _mathjax_config(html_dir: Path) -> str:
+    text = (html_dir / "book" / "intro.html").read_text(encoding="utf-8")
+    match = re.search(r"<script>\s*(window\.MathJax\s*=.*?)</script>", text, re.DOTALL)
+    return match.group(1) if match else ""
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="stylesheet" href="reveal/reveal.css">
+<link rel="stylesheet" href="book-slides.css">
+<script>{mathjax}</script>
+<script defer src="../_static/mathjax/tex-chtml.js"></script>
+</head>
+<body>
+<div class="reveal"><div class="slides">
+<section class="deck-title"><h1>{title}</h1><p>{book}</p>
+<p class="source"><a href="../book/syllabus.html" target="_blank">Syllabus</a></p></section>
+{slides}
+</div></div>
+<script src="reveal/reveal.js"></script>
+<script>
+Reveal.initialize({{ hash: true, width: 1280, height: 720, margin: 0.04,
+  center: false, transition: "none", controls: true, progress: true }});
+</script>
+</body>
+</html>
+"""
+
+
+def build(html_dir: Path, out: Path | None = None) -> list[Path]:
+    """Write one deck per session into ``out`` (default ``html_dir/slides``)."""
+    html_dir = Path(html_dir)
+    if not (html_dir / "book" / "intro.html").is_file():
+        raise FileNotFoundError(f"no built book at {html_dir}: run make book first")
+    out = Path(out) if out else html_dir / "slides"
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REVEAL, out / "reveal", dirs_exist_ok=True)
+    shutil.copy(STYLE, out / "book-slides.css")
+    mathjax = _mathjax_config(html_dir)
+    book = html.escape(_soup(html_dir, "book/intro").title.get_text().split("—")[-1]
+                       .strip())
+    written = []
+    for session in SESSIONS:
+        slides: list[str] = []
+        for page in session.pages:
+            slides += _chapter_slides(html_dir, page)
+        if session.labs:
+            slides += _lab_slides(html_dir, session.labs)
+        path = out / f"{session.name}.html"
+        path.write_text(PAGE.format(title=html.escape(session.title), mathjax=mathjax,
+                                    book=book, slides="\n".join(slides)),
+                        encoding="utf-8")
+        written.append(path)
+    index = "".join(f'<li><a href="{p.name}">{html.escape(s.title)}</a></li>'
+                    for p, s in zip(written, SESSIONS))
+    (out / "index.html").write_text(
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Slides'
+        f'</title></head><body><h1>Slides</h1><ul>{index}</ul></body></html>',
+        encoding="utf-8")
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--html", default=str(ROOT / "_build" / "html"),
+                        help="the built book (default _build/html)")
+    parser.add_argument("--out", default=None, help="where to write (default HTML/slides)")
+    args = parser.parse_args(argv)
+    for path in build(Path(args.html), Path(args.out) if args.out else None):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
