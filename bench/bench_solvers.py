@@ -70,7 +70,8 @@ def _data(d: int, seed: int, tau: float = TAU, kappa: float = KAPPA, alpha: floa
 
 def worker(args: argparse.Namespace) -> None:
     """Run one measurement and print one JSON line (the parent reads ru_maxrss itself)."""
-    from lib.attention import exact_error, fit_gamma, simulate
+    from lib.attention import exact_error, fit_gamma
+    from lib.simulation import simulate
 
     out: dict = {}
     if args.worker == "crossover":

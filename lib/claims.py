@@ -10,6 +10,8 @@ and the chapter fails to execute, in the book build and in the notebook tests al
 Every function returns ``None`` when the claim holds; the tolerance is the one the prose
 states, never a looser one.
 
+Notes
+-----
 Used in: every chapter (hidden check cells).
 """
 
@@ -146,6 +148,22 @@ def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) ->
 
     ``smaller`` and ``larger`` are finite, non-empty and broadcastable; ``margin`` is a
     finite number >= 0.
+
+    Parameters
+    ----------
+    smaller, larger : float or array_like
+        The two sides of the ordering.
+    what : str
+        The sentence being checked, quoted in the error.
+    margin : float, keyword-only
+        How much smaller (default 0: strictly smaller).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     margin = _tolerance("margin", margin)
     s, g = _values("smaller", smaller), _values("larger", larger)
@@ -162,6 +180,22 @@ def claim_between(value: Any, low: float, high: float, what: str) -> None:
     ``low`` and ``high`` are single numbers with ``low <= high``; they may be
     ``-np.inf`` / ``np.inf`` for a one-sided claim, but not NaN (every comparison with
     NaN is false, so the claim would hold for any value).
+
+    Parameters
+    ----------
+    value : float or array_like
+        The values to check.
+    low, high : float
+        The bounds (inclusive).
+    what : str
+        The sentence being checked, quoted in the error.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     lo, hi = _scalar("low", low), _scalar("high", high)
     for name, bound, given in (("low", lo, low), ("high", hi, high)):
@@ -179,6 +213,24 @@ def claim_monotone(values: Any, what: str, *, increasing: bool = True, strict: b
 
     ``values`` are finite with at least two entries; ``increasing`` and ``strict`` are
     bools.
+
+    Parameters
+    ----------
+    values : array_like
+        The sequence, in order.
+    what : str
+        The sentence being checked, quoted in the error.
+    increasing : bool, keyword-only
+        Increasing (default) or decreasing.
+    strict : bool, keyword-only
+        Strictly (default), or allowing equal neighbours.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     increasing, strict = _flag("increasing", increasing), _flag("strict", strict)
     v = _values("values", values).ravel()
@@ -198,6 +250,26 @@ def claim_consistent(estimate: Any, se: Any, target: Any, what: str, *, z: float
     For statistical claims ("agrees with the theory within its error bars"): the
     tolerance is ``z * se``, with ``se`` the estimate's standard error (finite and
     >= 0) and ``z`` a finite number >= 0.
+
+    Parameters
+    ----------
+    estimate : float or array_like
+        The measured values.
+    se : float or array_like
+        Their standard errors (>= 0).
+    target : float or array_like
+        The values they should agree with (for instance the theory).
+    what : str
+        The sentence being checked, quoted in the error.
+    z : float, keyword-only
+        Number of standard errors allowed (default 3).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     z = _tolerance("z", z)
     e, s, t = _values("estimate", estimate), _values("se", se), _values("target", target)

@@ -22,11 +22,13 @@ catalogue of :mod:`lib.hermite` (``"relu"``, ``"h2"``, ...) or a vectorized call
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Union
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from lib._checks import as_rng, check_int, check_memory, check_real
+from lib._checks import as_rng, check_int, check_memory, check_param, check_real, check_vectorized
+from lib.hermite import Link, _probe
+from lib.teachers import TeacherLike, resolve_teacher
 
 __all__ = [
     "Contexts",
@@ -41,7 +43,6 @@ __all__ = [
     "feature_matrix",
 ]
 
-TeacherLike = Union[None, str, Callable[[np.ndarray], np.ndarray]]
 
 #: Target size, in bytes, of the temporary arrays of one batch of a sampler (small batches
 #: are also faster: they stay in cache and avoid page faults on fresh large arrays).
@@ -100,17 +101,16 @@ class FeatureBatch(NamedTuple):
 
 
 def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """Turn ``teacher`` into a vectorized callable through :func:`lib.hermite.resolve_teacher`.
+    """Turn ``teacher`` into a vectorized callable through :func:`lib.teachers.resolve_teacher`.
 
     A user's callable is first probed as the theory probes it (``lib.hermite._probe``:
     finite values, the right shape, and :math:`f(z)^2\varphi(z)` decaying in the tails),
     so that a teacher the theory refuses as not square-integrable (``exp(z**2)``) is
     refused by the samplers too, before anything is drawn.
     """
-    from lib.hermite import Link, _probe, resolve_teacher  # lazily: hermite is a sibling
 
     f = resolve_teacher(teacher)
-    if not isinstance(f, Link) and (callable(teacher) or teacher is f):
+    if not isinstance(f, Link):
         try:
             _probe(f)
         except (TypeError, ValueError) as exc:
@@ -119,7 +119,7 @@ def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _check_rho(rho: Any) -> float:
-    return float(check_real("rho", rho, low=0.0))
+    return float(check_param("rho", rho))
 
 
 def _check_tasks(tasks: Any, d: int | None = None) -> np.ndarray | None:
@@ -150,24 +150,7 @@ def _apply_teacher(f: Callable, z: np.ndarray) -> np.ndarray:
     The result never shares memory with ``z`` (the identity teacher returns ``z`` itself),
     so the caller may add noise to it in place.
     """
-    try:
-        out = f(z)
-    except Exception as exc:
-        raise ValueError(f"teacher raised {type(exc).__name__} when evaluated on an array: {exc}") from exc
-    out = np.asarray(out)
-    if out.shape != z.shape:
-        raise ValueError(
-            "teacher must be a vectorized function returning an array of the same shape as "
-            f"its input; given input of shape {z.shape} it returned shape {out.shape}"
-        )
-    if not (out.dtype == bool or np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
-        raise ValueError(f"teacher must return real numbers; it returned dtype {out.dtype}")
-    out = out.astype(float, copy=False)
-    if np.may_share_memory(out, z):
-        out = out.copy()
-    if not np.all(np.isfinite(out)):
-        raise ValueError("teacher returned non-finite values (NaN or inf) on Gaussian inputs")
-    return out
+    return check_vectorized("teacher", f, z, what="its input (Gaussian inputs)")
 
 
 def _labels(f: Callable, z: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
@@ -315,7 +298,7 @@ def sample_task_set(d: int, kappa: Any, rng: Any = None) -> np.ndarray | None:
     :doc:`learning curves </book/linear/learning_curves>`.
     """
     d = check_int("d", d, low=1)
-    kappa = float(check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True))
+    kappa = float(check_param("kappa", kappa))
     if np.isinf(kappa):
         return None
     check_memory(f"sample_task_set(d={d}, kappa={kappa:g})", 16.0 * kappa * d * d,
@@ -348,6 +331,7 @@ def sample_labels(z: Any, teacher: TeacherLike = None, rho: float = 0.0, rng: An
     Returns
     -------
     numpy.ndarray, same shape as ``z``
+        The labels :math:`f(z) + \\sqrt{\\rho}\\,\\varepsilon`.
 
     Raises
     ------
@@ -411,6 +395,12 @@ def sample_contexts(
     Used in: :doc:`the model </book/linear/model>`,
     :doc:`the equivalence theorem </book/equivalence/theorem>`,
     :doc:`beyond linear attention </book/beyond/spectral>`.
+
+    Examples
+    --------
+    >>> c = sample_contexts(n=5, d=10, ell=20, tasks=None, teacher="relu", rho=0.1, rng=0)
+    >>> c.X.shape, c.y.shape, c.x_query.shape, c.y_query.shape
+    ((5, 20, 10), (5, 20), (5, 10), (5,))
     """
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)

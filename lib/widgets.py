@@ -6,6 +6,8 @@ then, in a separate cell, calls the explorer, which redraws the same figure func
 :mod:`lib.plotting` as the controls move. The explorers need a running kernel (Binder,
 Colab or a local Jupyter).
 
+Notes
+-----
 Used in: :doc:`Hermite basics </book/hermite/basics>`,
 :doc:`the equivalence theorem </book/equivalence/theorem>`,
 :doc:`finite pretraining data </book/regimes/finite_data>`,
@@ -16,9 +18,18 @@ Used in: :doc:`Hermite basics </book/hermite/basics>`,
 from __future__ import annotations
 
 import ast
+import math
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import numpy as np
+from scipy import special
+
+from lib import plotting, spectral, teachers, theory
+from lib.hermite import LINKS, Link, get_link
+from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
+from lib.spectral import SPECTRAL_PREPROCESSINGS
+from lib.teachers import effective_noise, teacher_moments
 
 __all__ = ["hermite_explorer", "task_diversity_explorer", "finite_data_explorer",
            "equivalence_explorer", "link_from_expression", "EXPRESSION_NAMES",
@@ -72,10 +83,10 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
-    from lib.hermite import LINKS, get_link
-    from lib.plotting import hermite_expansion_figure
 
     get_link(name)  # validates the name
     names = sorted(LINKS)
@@ -122,12 +133,11 @@ def task_diversity_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    import numpy as np
 
-    from lib.hermite import LINKS, get_link
-    from lib.plotting import task_diversity_figure
 
     get_link(teacher)  # validates the name
     lo, hi = (float(np.log10(v)) for v in kappa_range)
@@ -181,12 +191,11 @@ def finite_data_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
-    import math
 
-    from lib.hermite import LINKS, get_link
-    from lib.plotting import finite_data_figure
 
     get_link(teacher)  # validates the name
     fresh = math.isinf(kappa)
@@ -220,8 +229,6 @@ EXPRESSION_NAMES: dict = {}
 
 def _expression_names() -> dict:
     if not EXPRESSION_NAMES:
-        import numpy as np
-        from scipy import special
 
         EXPRESSION_NAMES.update({
             "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp, "log": np.log,
@@ -240,7 +247,7 @@ def link_from_expression(expression: str):
     :data:`EXPRESSION_NAMES` (``abs, sign, sqrt, exp, log, sin, cos, tan, tanh, sinh,
     cosh, arctan, maximum, minimum, where, clip, erf, relu, heaviside, pi, e``); nothing
     else (no attributes, no other names), so typing it cannot run arbitrary code. Its
-    Hermite moments are then computed by quadrature (:func:`lib.hermite.teacher_moments`).
+    Hermite moments are then computed by quadrature (:func:`lib.teachers.teacher_moments`).
 
     Parameters
     ----------
@@ -260,11 +267,11 @@ def link_from_expression(expression: str):
         If it is empty, does not parse, uses a name that is not allowed, or does not give
         finite real values of the shape of ``z`` on ``[-8, 8]``.
 
+    Notes
+    -----
     Used in: chapter 3 (:func:`equivalence_explorer`).
     """
-    import numpy as np
 
-    from lib.hermite import Link
 
     if not isinstance(expression, str):
         raise TypeError(f"expression must be a string formula in z; got {type(expression).__name__}")
@@ -336,13 +343,11 @@ def equivalence_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
-    import numpy as np
 
-    from lib.hermite import LINKS, get_link, teacher_moments
-    from lib.plotting import equivalence_figure
-    from lib.theory import effective_noise
 
     get_link(teacher)  # validates the name
     kappa_inf = bool(np.isinf(kappa))
@@ -379,40 +384,54 @@ def spectral_figure(teacher: str = "h2", preprocess: str = "tanh", alpha: float 
                     rho: float = 0.1, alpha_range: tuple[float, float] = (0.2, 50.0)):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.spectral.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
-    Bayes-optimal link (:func:`lib.theory.spectral_error`), linear attention's
+    Bayes-optimal link (:func:`lib.spectral.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
     (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the floor
     :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
 
+    Parameters
+    ----------
+    teacher : str
+        A name in :data:`lib.hermite.LINKS`.
+    preprocess : str
+        One of :data:`lib.spectral.SPECTRAL_PREPROCESSINGS`.
+    alpha : float
+        The marked context length per dimension.
+    rho : float
+        Label-noise variance.
+    alpha_range : tuple of float
+        The range of :math:`\alpha` drawn.
+
     Returns
     -------
     matplotlib.figure.Figure
+        The figure.
 
+    Notes
+    -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    import numpy as np
 
-    from lib import plotting, theory
 
     grid = np.geomspace(*alpha_range, 60)
-    c2 = theory.spectral_overlap(grid, teacher, rho, preprocess)
-    err = theory.spectral_error(grid, teacher, rho, preprocess)
+    c2 = spectral.spectral_overlap(grid, teacher, rho, preprocess)
+    err = spectral.spectral_error(grid, teacher, rho, preprocess)
     la = theory.nonlinear_icl_error(teacher, grid, np.inf, 1e6, rho)
-    a_c = theory.spectral_threshold(teacher, rho, preprocess)
+    a_c = spectral.spectral_threshold(teacher, rho, preprocess)
     fig, (left, right) = plotting.new_figure(ncols=2)
     plotting.theory_line(left, grid, c2, label="spectral, theory")
-    left.plot([alpha], [theory.spectral_overlap(alpha, teacher, rho, preprocess)], "o",
+    left.plot([alpha], [spectral.spectral_overlap(alpha, teacher, rho, preprocess)], "o",
               color="0.1", label=rf"$\alpha = {alpha:.3g}$")
     if np.isfinite(a_c):
         left.axvline(a_c, ls=":", color="0.4", label=rf"$\alpha_c = {a_c:.2f}$")
     left.set_ylabel(r"squared overlap $\cos^2\theta$")
     plotting.theory_line(right, grid, err, label="spectral, theory")
     plotting.theory_line(right, grid, la, label="linear attention", ls="--")
-    right.axhline(theory.effective_noise(teacher, rho), color="0.4", ls=":",
+    right.axhline(teachers.effective_noise(teacher, rho), color="0.4", ls=":",
                   label=r"$\rho_{\mathrm{nl}}$")
-    right.plot([alpha], [theory.spectral_error(alpha, teacher, rho, preprocess)], "o",
+    right.plot([alpha], [spectral.spectral_error(alpha, teacher, rho, preprocess)], "o",
                color="0.1")
     right.set_ylabel("ICL error")
     for ax in (left, right):
@@ -428,14 +447,20 @@ def spectral_explorer(teacher: str = "h2", preprocess: str = "tanh", alpha: floa
 
     Redraws :func:`spectral_figure` as the controls move (needs a running kernel).
 
+    Parameters
+    ----------
+    teacher, preprocess, alpha, rho
+        The initial values, as in :func:`spectral_figure`.
+
     Returns
     -------
     ipywidgets.Widget
+        The explorer: controls above the redrawn figure.
 
+    Notes
+    -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    from lib.baselines import SPECTRAL_PREPROCESSINGS
-    from lib.hermite import LINKS
 
     def show(teacher: str, preprocess: str, alpha: float) -> None:
         spectral_figure(teacher, preprocess, alpha, rho)

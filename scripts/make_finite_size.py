@@ -13,7 +13,7 @@ or an existing scheduler given by ``--scheduler tcp://host:8786`` (a lab server,
 SLURM allocation through ``dask-jobqueue``; see lib/data/README.md).
 
 Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points`` and ``smoke`` (default: all,
-in that order). Each row is one call of :func:`lib.attention.simulate` (pretrain Gamma
+in that order). Each row is one call of :func:`lib.simulation.simulate` (pretrain Gamma
 on n = tau d^2 contexts, then measure its ICL and IDG errors) for one configuration,
 one variant, one dimension ``d`` and one draw. Rows are appended to the CSV and flushed
 one by one as they finish, so an interrupted run can be resumed by running the same command again:
@@ -136,7 +136,7 @@ def _lam_star(teacher: str, alpha: float, kappa: float, tau: float, rho: float) 
     Rounded so that the grid (and the seeds' parameters recorded with each row) do not move
     when the minimizer's last digits do.
     """
-    from lib import theory
+    from lib import teachers, theory
 
     return float(f"{float(theory.nonlinear_optimal_lambda(teacher, alpha, kappa, tau, rho)[0]):.4g}")
 
@@ -305,28 +305,28 @@ def variant_teacher(teacher: str, variant: str, rho: float) -> tuple[Any, float]
     """The teacher and label-noise variance that ``simulate`` receives for a variant.
 
     - ``"teacher"``: the link called ``teacher``, noise ``rho``;
-    - ``"gaussian"``: ``g, rho_eq = lib.hermite.gaussian_equivalent(teacher, rho)``;
+    - ``"gaussian"``: ``g, rho_eq = lib.teachers.gaussian_equivalent(teacher, rho)``;
     - ``"noise"``: ``f = 0`` with ``rho_nl = rho + E[f^2] - a_1^2``;
     - ``"linear"``: ``None`` (the linear teacher, exact errors), noise ``rho``.
     """
     if variant == "linear":
         return None, rho
-    from lib import hermite
+    from lib import teachers
 
     if variant == "teacher":
         return teacher, rho
     if variant == "gaussian":
-        g, rho_eq = hermite.gaussian_equivalent(teacher, rho)
+        g, rho_eq = teachers.gaussian_equivalent(teacher, rho)
         return g, float(rho_eq)
     if variant == "noise":
-        _, a1, ef2 = hermite.teacher_moments(teacher)
+        _, a1, ef2 = teachers.teacher_moments(teacher)
         return zero_teacher, float(rho + ef2 - a1 ** 2)
     raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}")
 
 
 def run_row(spec: RowSpec) -> dict[str, Any]:
-    """Compute one row: ``lib.attention.simulate`` with the spec's parameters and seed."""
-    from lib.attention import simulate
+    """Compute one row: ``lib.simulation.simulate`` with the spec's parameters and seed."""
+    from lib.simulation import simulate
 
     f, rho_used = variant_teacher(spec.teacher, spec.variant, spec.rho)
     res = simulate(
@@ -530,7 +530,7 @@ def _write_meta(
             "dims": grid_dims,
             "draws": {d: sum(1 for s in specs if s.d == d and s.config_index == 0 and s.variant == exp.configs[0].variants[0]) for d in grid_dims},
             "n_test": {d: max(s.n_test for s in specs if s.d == d) for d in grid_dims},
-            "solver": "lib.attention.simulate(method='auto')",
+            "solver": "lib.simulation.simulate(method='auto')",
         },
         "seeds": {
             "base_seed": BASE_SEED,

@@ -9,21 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from lib.attention import (
-    AUTO_DENSE_MAX_P,
-    AUTO_DUAL_MAX_N,
-    ConvergenceError,
-    _auto_method,
-    embed,
-    exact_error,
-    fit_gamma,
-    gamma_from_weights,
-    linear_attention,
-    mc_error,
-    predict,
-    simulate,
-    weights_from_gamma,
-)
+from lib.attention import AUTO_DENSE_MAX_P, AUTO_DUAL_MAX_N, ConvergenceError, _auto_method, embed, exact_error, fit_gamma, gamma_from_weights, linear_attention, predict, weights_from_gamma
+from lib.simulation import mc_error, simulate
 from lib.samplers import context_features, feature_matrix, sample_features, sample_task_set, sample_tasks
 
 SOLVERS = ("dense", "dual", "matfree")
@@ -451,7 +438,7 @@ def test_simulate_finite_size_icl_against_independent_pipeline():
 # ----------------------------------------------------------------------------------------
 # simulate_many
 # ----------------------------------------------------------------------------------------
-from lib.attention import simulate_many  # noqa: E402
+from lib.simulation import simulate_many  # noqa: E402
 
 
 def test_simulate_many_shapes_and_broadcast():
@@ -506,7 +493,7 @@ def test_mc_error_pools_batches_with_different_means(monkeypatch):
     # batches: the result must equal the direct mean and std(ddof=1)/sqrt(n) of all errors.
     from types import SimpleNamespace
 
-    import lib.attention
+    import lib.simulation
     import lib.samplers
 
     d, ell, n_test = 3, 4, 35
@@ -518,8 +505,8 @@ def test_mc_error_pools_batches_with_different_means(monkeypatch):
         errs.append(y**2)
         return SimpleNamespace(queries=np.zeros((b, d)), features=np.zeros((b, d + 1)), targets=y)
 
-    monkeypatch.setattr(lib.attention, "MC_BATCH", 10)
-    monkeypatch.setattr(lib.samplers, "sample_features", fake_features)
+    monkeypatch.setattr(lib.simulation, "MC_BATCH", 10)
+    monkeypatch.setattr(lib.simulation, "sample_features", fake_features)
     mean, se = mc_error(np.zeros((d, d + 1)), ell, None, "relu", 0.1, n_test, rng=0)
     e = np.concatenate(errs)
     assert [x.size for x in errs] == [10, 10, 10, 5]

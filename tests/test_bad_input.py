@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import attention, hermite, samplers, theory
+from lib import attention, hermite, samplers, simulation, teachers, theory
 from lib._checks import MemoryLimitError, check_broadcast, memory_limit
-from lib.attention import fit_gamma, mc_error, simulate
+from lib.attention import fit_gamma
+from lib.simulation import mc_error, simulate
 from lib.baselines import dmmse_predict
-from lib.hermite import coefficients, gaussian_equivalent, get_link, teacher_moments
+from lib.hermite import coefficients, get_link
+from lib.teachers import gaussian_equivalent, teacher_moments
 from lib.samplers import sample_contexts, sample_features, sample_task_set
 from lib.theory import icl_error, nonlinear_icl_error, optimal_lambda
 
@@ -163,9 +165,9 @@ def test_sampler_and_solver_memory_guards(limit_16g):
 def test_monte_carlo_test_contexts_cost_time_not_memory(limit_16g):
     """mc_error runs in batches: its memory does not grow with n_test, and the estimate of
     simulate does not either (it once failed only after pretraining)."""
-    assert attention.mc_peak_bytes(10**12, 100, 200) == attention.mc_peak_bytes(10**5, 100, 200)
-    big = attention.simulate_peak_bytes(100, 200, None, 30_000, teacher="relu", n_test=10**12)
-    assert big == attention.simulate_peak_bytes(100, 200, None, 30_000, teacher="relu", n_test=10**5)
+    assert simulation.mc_peak_bytes(10**12, 100, 200) == simulation.mc_peak_bytes(10**5, 100, 200)
+    big = simulation.simulate_peak_bytes(100, 200, None, 30_000, teacher="relu", n_test=10**12)
+    assert big == simulation.simulate_peak_bytes(100, 200, None, 30_000, teacher="relu", n_test=10**5)
     gamma = np.zeros((5, 6))
     tracemalloc.start()
     try:
@@ -197,7 +199,7 @@ def test_largest_real_jobs_fit_under_6_gib():
     7.5 GiB available runs them under the default limit."""
     for d in (300, 400):
         for k in (None, round(1.5 * d)):
-            est = attention.simulate_peak_bytes(d, 2 * d, k, 3 * d * d, 0.0, "auto", "h2", 10**6)
+            est = simulation.simulate_peak_bytes(d, 2 * d, k, 3 * d * d, 0.0, "auto", "h2", 10**6)
             assert est < 6 * 2**30
 
 
@@ -211,7 +213,7 @@ def test_memory_estimate_bounds_the_measured_peak(d, kappa, tau, method):
     by hand: 0.54 GiB traced, 0.61 GiB estimated)."""
     ell, n = 2 * d, round(tau * d * d)
     k = None if kappa == INF else round(kappa * d)
-    est = attention.simulate_peak_bytes(d, ell, k, n, 0.0, method)
+    est = simulation.simulate_peak_bytes(d, ell, k, n, 0.0, method)
     tracemalloc.start()
     try:
         simulate(d, 2, kappa, tau, 0.1, rng=0, method=method)
@@ -228,7 +230,7 @@ def test_non_square_integrable_teacher_refused_everywhere():
     def f(z):
         return np.exp(z**2)
 
-    raises_early(ValueError, "square-integrable", theory.effective_noise, f, 0.1)
+    raises_early(ValueError, "square-integrable", teachers.effective_noise, f, 0.1)
     err = raises_early(ValueError, "square-integrable", simulate, 5, 2, INF, 2, 0.1, teacher=f, n_test=100,
                        with_rng=True)
     assert "teacher" in str(err)
@@ -257,7 +259,7 @@ def test_link_names_accepted_by_every_function_taking_a_link():
     assert hermite.second_moment("relu") == relu.second_moment
     assert hermite.linear_coefficient("tanh") == hermite.linear_coefficient(get_link("tanh"))
     z = np.linspace(-2, 2, 5)
-    assert_allclose(hermite.remainder("relu")(z), hermite.remainder(relu)(z))
+    assert_allclose(teachers.remainder("relu")(z), teachers.remainder(relu)(z))
     assert_allclose(hermite.partial_sum_errors("relu", 3), hermite.partial_sum_errors(relu, 3))
     assert teacher_moments("relu") == teacher_moments(relu)
     with pytest.raises(ValueError, match="relu"):  # the message lists the names

@@ -1,4 +1,4 @@
-"""Tests of the chapter-3 analysis helpers: lib.hermite.label_moments,
+"""Tests of the chapter-3 analysis helpers: lib.teachers.label_moments,
 lib.theory.gap_estimate / pure_noise_error_integral and the fits of lib.finite_size
 (floored_se, slope_through_origin, extrapolate_summary, fits_for, gap_for)."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import finite_size, hermite, theory
+from lib import finite_size, hermite, teachers, theory
 
 
 @pytest.mark.parametrize("teacher", ["relu", "tanh", "h2", "cubic", "sign"])
@@ -15,18 +15,18 @@ def test_label_moments_against_monte_carlo(teacher):
     z = rng.standard_normal(2_000_000)
     rho = 0.1
     y = hermite.get_link(teacher)(z) + np.sqrt(rho) * rng.standard_normal(z.size)
-    m = hermite.label_moments(teacher, rho)
+    m = teachers.label_moments(teacher, rho)
     mc = [np.mean(y * z), np.mean(y**2), np.mean(y**2 * z**2), np.mean(y**4)]
     assert_allclose(m, mc, rtol=0.03, atol=3e-3)
 
 
 def test_label_moments_closed_forms():
     # y = z + sqrt(rho) eps: E[y^2 z^2] = 3 + rho, E[y^4] = 3 + 6 rho + 3 rho^2
-    assert_allclose(hermite.label_moments("linear", 0.2), [1.0, 1.2, 3.2, 3 + 1.2 + 0.12], atol=1e-9)
+    assert_allclose(teachers.label_moments("linear", 0.2), [1.0, 1.2, 3.2, 3 + 1.2 + 0.12], atol=1e-9)
     # h2 = (z^2 - 1)/sqrt 2: E[h2^2 z^2] = 5, E[h2^4] = 15
-    assert_allclose(hermite.label_moments("h2", 0.0), [0.0, 1.0, 5.0, 15.0], atol=1e-8)
+    assert_allclose(teachers.label_moments("h2", 0.0), [0.0, 1.0, 5.0, 15.0], atol=1e-8)
     with pytest.raises(ValueError, match="rho"):
-        hermite.label_moments("relu", -0.1)
+        teachers.label_moments("relu", -0.1)
 
 
 def test_gap_estimate_h2_against_pure_noise():
@@ -39,7 +39,7 @@ def test_gap_estimate_h2_against_pure_noise():
 
 
 def test_gap_estimate_default_twin_and_errors():
-    g, rho_eq = hermite.gaussian_equivalent("relu", 0.1)
+    g, rho_eq = teachers.gaussian_equivalent("relu", 0.1)
     a = theory.gap_estimate("relu", 0.1, 2.0, 3.0)
     b = theory.gap_estimate("relu", 0.1, 2.0, 3.0, twin=g, rho_twin=rho_eq)
     assert_allclose(a, b, rtol=1e-12)

@@ -1,6 +1,6 @@
 """Tests of the library functions added for chapters 4 and 5: the kappa = infinity closed
 forms (lib.theory.kappa_inf_*), the context-ridge baselines (lib.theory.context_ridge_error,
-lib.theory.gaussian_equivalent_ridge, lib.baselines.gaussian_equivalent_predict,
+lib.teachers.gaussian_equivalent_ridge, lib.baselines.gaussian_equivalent_predict,
 lib.baselines.context_ridge_errors) and lib.baselines.dmmse_task_set_errors."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import baselines, hermite, samplers, theory
+from lib import baselines, hermite, samplers, teachers, theory
 
 TEACHERS = ["linear", "tanh", "relu", "sign", "cubic", "h2"]
 
@@ -17,8 +17,8 @@ TEACHERS = ["linear", "tanh", "relu", "sign", "cubic", "h2"]
 @pytest.mark.parametrize("teacher", TEACHERS)
 @pytest.mark.parametrize("alpha", [0.5, 2.0, 7.0])
 def test_closed_form_matches_general_formula(teacher, alpha):
-    a1 = hermite.teacher_moments(teacher)[1]
-    rho_nl = theory.effective_noise(teacher, 0.1)
+    a1 = teachers.teacher_moments(teacher)[1]
+    rho_nl = teachers.effective_noise(teacher, 0.1)
     tau = np.r_[np.linspace(0.02, 0.98, 25), np.linspace(1.02, 8.0, 25)]
     general = theory.nonlinear_icl_error(teacher, alpha, np.inf, tau, 0.1)
     assert_allclose(theory.kappa_inf_ridgeless_error(a1, rho_nl, alpha, tau), general, rtol=1e-10)
@@ -41,8 +41,8 @@ def test_floor_parts_and_peak():
 
 @pytest.mark.parametrize("teacher", ["linear", "tanh", "relu", "sign", "cubic"])
 def test_closed_form_optimal_lambda(teacher):
-    a1 = hermite.teacher_moments(teacher)[1]
-    rho_nl = theory.effective_noise(teacher, 0.1)
+    a1 = teachers.teacher_moments(teacher)[1]
+    rho_nl = teachers.effective_noise(teacher, 0.1)
     tau = np.array([0.3, 1.0, 2.5])
     lam_num, _ = theory.nonlinear_optimal_lambda(teacher, 2.0, np.inf, tau, 0.1)
     assert_allclose(theory.kappa_inf_optimal_lambda(a1, rho_nl, 2.0, tau), lam_num, rtol=1e-5)
@@ -64,7 +64,7 @@ def test_context_ridge_error_linear_is_bayes():
     # the matched ridge minimizes the error over the ridge
     for teacher in ("relu", "tanh", "cubic"):
         for intercept in (False, True):
-            _, r = theory.gaussian_equivalent_ridge(teacher, 0.1, intercept=intercept)
+            _, r = teachers.gaussian_equivalent_ridge(teacher, 0.1, intercept=intercept)
             grid = r * np.logspace(-1, 1, 201)
             e = theory.context_ridge_error(teacher, 5.0, 0.1, grid, intercept=intercept)
             assert abs(grid[np.argmin(e)] / r - 1) < 0.015
@@ -72,13 +72,13 @@ def test_context_ridge_error_linear_is_bayes():
 
 def test_gaussian_equivalent_ridge_values():
     a0, a1 = 1 / np.sqrt(2 * np.pi), 0.5
-    c, r = theory.gaussian_equivalent_ridge("relu", 0.1)
+    c, r = teachers.gaussian_equivalent_ridge("relu", 0.1)
     assert_allclose([c, r], [a0, (0.35 - a0**2) / a1**2])
-    c, r = theory.gaussian_equivalent_ridge("relu", 0.1, intercept=False)
+    c, r = teachers.gaussian_equivalent_ridge("relu", 0.1, intercept=False)
     assert_allclose([c, r], [0.0, 0.35 / 0.25])
-    assert np.isinf(theory.gaussian_equivalent_ridge("h2", 0.1)[1])
+    assert np.isinf(teachers.gaussian_equivalent_ridge("h2", 0.1)[1])
     with pytest.raises(TypeError, match="intercept"):
-        theory.gaussian_equivalent_ridge("relu", 0.1, intercept="yes")
+        teachers.gaussian_equivalent_ridge("relu", 0.1, intercept="yes")
 
 
 def test_gaussian_equivalent_predict_is_gaussian_posterior_mean():
@@ -107,7 +107,7 @@ def test_context_ridge_errors_match_theory():
     for name, kw in (("ridge", dict(ridge=0.1)), ("ge", None), ("ge_intercept", None)):
         if kw is None:
             intercept = name == "ge_intercept"
-            kw = dict(ridge=theory.gaussian_equivalent_ridge("relu", 0.1, intercept=intercept)[1],
+            kw = dict(ridge=teachers.gaussian_equivalent_ridge("relu", 0.1, intercept=intercept)[1],
                       intercept=intercept)
         want = theory.context_ridge_error("relu", 3.0, 0.1, **kw)
         mean, se = out[name]

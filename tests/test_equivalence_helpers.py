@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
-from lib import hermite, plotting, theory, widgets  # noqa: E402
+from lib import hermite, plotting, teachers, theory, widgets  # noqa: E402
 from lib.finite_size import extrapolate  # noqa: E402
 
 
@@ -18,14 +18,14 @@ def test_expression_matches_catalogue_link():
     link = widgets.link_from_expression("relu(z)")
     z = np.linspace(-3, 3, 13)
     assert_allclose(link(z), np.maximum(z, 0.0))
-    assert_allclose(hermite.teacher_moments(link), hermite.teacher_moments("relu"), atol=1e-8)
-    assert_allclose(theory.effective_noise(link, 0.1), theory.effective_noise("relu", 0.1), atol=1e-8)
+    assert_allclose(teachers.teacher_moments(link), teachers.teacher_moments("relu"), atol=1e-8)
+    assert_allclose(teachers.effective_noise(link, 0.1), teachers.effective_noise("relu", 0.1), atol=1e-8)
 
 
 def test_expression_scalar_and_arithmetic():
     const = widgets.link_from_expression("2")  # a constant broadcasts to the shape of z
     assert const(np.zeros(5)).shape == (5,)
-    a0, a1, ef2 = hermite.teacher_moments(widgets.link_from_expression("z**2 + 3*z"))
+    a0, a1, ef2 = teachers.teacher_moments(widgets.link_from_expression("z**2 + 3*z"))
     assert_allclose([a0, a1, ef2], [1.0, 3.0, 3.0 + 9.0], atol=1e-8)  # E z^4 + 9 E z^2 = 12
 
 
@@ -69,7 +69,7 @@ def test_equivalence_figure_draws_theory_and_floor():
     tau = np.geomspace(2.0, 50.0, 50)
     assert_allclose(curve.get_ydata(), theory.nonlinear_icl_error("relu", 2.0, 1.5, tau, 0.1))
     levels = [ln.get_ydata()[0] for ln in ax.lines[1:]]
-    assert_allclose(min(levels), theory.effective_noise("relu", 0.1))  # the floor line
+    assert_allclose(min(levels), teachers.effective_noise("relu", 0.1))  # the floor line
     plt.close(fig)
 
 

@@ -378,7 +378,7 @@ def test_default_data_dir_is_the_package_data_folder():
     import importlib.resources
 
     assert fs.DATA_DIR == Path(str(importlib.resources.files("lib") / "data"))
-    assert fs.DATA_DIR == Path(fs.__file__).resolve().parent / "data"
+    assert fs.DATA_DIR == Path(fs.__file__).resolve().parent.parent / "data"
     assert "smoke" in fs.available_experiments()
 
 

@@ -20,6 +20,7 @@ from numpy.testing import assert_allclose
 from scipy.special import ndtr
 
 from lib import hermite as H
+from lib import teachers
 
 CLOSED = [name for name, link in H.LINKS.items() if link.has_closed_form]
 PHI0 = 1.0 / math.sqrt(2.0 * math.pi)
@@ -130,7 +131,7 @@ def test_tanh_numerical_values():
 
 def test_h2_has_no_linear_part():
     assert H.linear_coefficient(H.LINKS["h2"].f) == pytest.approx(0.0, abs=1e-13)
-    assert H.teacher_moments("h2") == (0.0, 0.0, 1.0)
+    assert teachers.teacher_moments("h2") == (0.0, 0.0, 1.0)
 
 
 # --------------------------------------------------------------------------- accuracy at unknown kinks
@@ -226,7 +227,7 @@ def test_partial_sum_matches_hermite_e():
 
 @pytest.mark.parametrize("f", [H.LINKS["relu"], np.tanh, lambda z: np.exp(-((z - 0.4) ** 2))])
 def test_remainder_is_orthogonal_to_z(f):
-    f_perp = H.remainder(f)
+    f_perp = teachers.remainder(f)
     a = H.coefficients(f, 3)
     b = H.coefficients(f_perp.f, 3)
     assert b[1] == pytest.approx(0.0, abs=1e-12)
@@ -249,43 +250,43 @@ def test_best_linear_fit_is_a0_plus_a1_z():
 
 # --------------------------------------------------------------------------- teachers
 def test_resolve_teacher():
-    assert H.resolve_teacher(None) is H.LINKS["linear"]
-    assert H.resolve_teacher(" ReLU ") is H.LINKS["relu"]
-    assert H.resolve_teacher(H.LINKS["sign"]) is H.LINKS["sign"]
-    assert H.resolve_teacher(np.tanh) is np.tanh
-    series = H.resolve_teacher([0.5, 1.0])
+    assert teachers.resolve_teacher(None) is H.LINKS["linear"]
+    assert teachers.resolve_teacher(" ReLU ") is H.LINKS["relu"]
+    assert teachers.resolve_teacher(H.LINKS["sign"]) is H.LINKS["sign"]
+    assert teachers.resolve_teacher(np.tanh) is np.tanh
+    series = teachers.resolve_teacher([0.5, 1.0])
     assert_allclose(series(np.array([0.0, 2.0])), [0.5, 2.5])
     with pytest.raises(ValueError, match="teacher must be one of"):
-        H.resolve_teacher("softplus")
+        teachers.resolve_teacher("softplus")
     with pytest.raises(TypeError, match="teacher"):
-        H.resolve_teacher(3.0)
+        teachers.resolve_teacher(3.0)
     with pytest.raises(ValueError, match="teacher"):
-        H.resolve_teacher(np.ones((2, 2)))
+        teachers.resolve_teacher(np.ones((2, 2)))
 
 
 def test_teacher_moments():
-    assert H.teacher_moments(None) == (0.0, 1.0, 1.0)
-    a0, a1, ef2 = H.teacher_moments("relu")
+    assert teachers.teacher_moments(None) == (0.0, 1.0, 1.0)
+    a0, a1, ef2 = teachers.teacher_moments("relu")
     assert (a0, a1, ef2) == pytest.approx((PHI0, 0.5, 0.5), rel=1e-14)
-    assert H.teacher_moments([0.1, 0.2, 0.3]) == pytest.approx((0.1, 0.2, 0.14))
-    assert H.teacher_moments(np.array([0.7])) == pytest.approx((0.7, 0.0, 0.49))
-    numeric = H.teacher_moments(lambda z: np.maximum(z, 0.0))
+    assert teachers.teacher_moments([0.1, 0.2, 0.3]) == pytest.approx((0.1, 0.2, 0.14))
+    assert teachers.teacher_moments(np.array([0.7])) == pytest.approx((0.7, 0.0, 0.49))
+    numeric = teachers.teacher_moments(lambda z: np.maximum(z, 0.0))
     assert_allclose(numeric, (PHI0, 0.5, 0.5), atol=1e-11)
 
 
 def test_gaussian_equivalent():
-    g, rho_eq = H.gaussian_equivalent("relu", 0.1)
+    g, rho_eq = teachers.gaussian_equivalent("relu", 0.1)
     assert rho_eq == pytest.approx(0.1 + 0.5 - 1 / (2 * math.pi) - 0.25, rel=1e-13)
     z = np.array([-1.0, 0.0, 2.0])
     assert_allclose(g(z), PHI0 + 0.5 * z)
     assert_allclose(g.coefficients(3), [PHI0, 0.5, 0.0, 0.0])
-    assert H.gaussian_equivalent(None, 0.25)[1] == 0.25  # linear teacher: nothing added
-    assert H.gaussian_equivalent("offset", 0.0)[1] == 0.0
-    assert H.gaussian_equivalent(np.tanh, 0.0)[1] == pytest.approx(
+    assert teachers.gaussian_equivalent(None, 0.25)[1] == 0.25  # linear teacher: nothing added
+    assert teachers.gaussian_equivalent("offset", 0.0)[1] == 0.0
+    assert teachers.gaussian_equivalent(np.tanh, 0.0)[1] == pytest.approx(
         H.LINKS["tanh"].second_moment - H.LINKS["tanh"].coefficients(1)[1] ** 2, abs=1e-11
     )
     with pytest.raises(ValueError, match="rho"):
-        H.gaussian_equivalent("relu", -0.1)
+        teachers.gaussian_equivalent("relu", -0.1)
 
 
 def test_get_link():
@@ -389,13 +390,13 @@ def test_teacher_with_infinite_fourth_moment_is_refused():
 
     assert math.isclose(H.second_moment(heavy), math.sqrt(5), rel_tol=1e-8)
     with pytest.raises(ValueError, match=r"E\[f\(z\)\^4\] must be finite"):
-        H.teacher_moments(heavy)
+        teachers.teacher_moments(heavy)
     with pytest.raises(ValueError, match="fourth|E\\[f\\(z\\)\\^4\\]"):
         theory.nonlinear_icl_error(heavy, 2.0, 1.5, 3.0, 0.1)
 
 
 def test_teacher_with_finite_fourth_moment_is_accepted():
     """exp(z^2/9): E f^4 = 1/sqrt(1 - 8/9) = 3 is finite; E f^2 = 1/sqrt(1 - 4/9)."""
-    a0, a1, ef2 = H.teacher_moments(lambda z: np.exp(z**2 / 9))
+    a0, a1, ef2 = teachers.teacher_moments(lambda z: np.exp(z**2 / 9))
     assert math.isclose(ef2, 1 / math.sqrt(1 - 4 / 9), rel_tol=1e-8)
     assert abs(a1) < 1e-10

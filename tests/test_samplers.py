@@ -333,7 +333,8 @@ def test_task_set_rounds_half_integer_kappa_d_as_simulate_reports(monkeypatch):
     # Every kappa d in the book is an integer, so truncation (int) and rounding agree
     # there; at kappa d = 7.5 they do not: k must be round(7.5) = 8, the k simulate reports.
     import lib.samplers
-    from lib.attention import simulate
+    import lib.simulation
+    from lib.simulation import simulate
 
     assert sample_task_set(15, 0.5, rng=0).shape == (8, 15)
     drawn = []
@@ -344,7 +345,7 @@ def test_task_set_rounds_half_integer_kappa_d_as_simulate_reports(monkeypatch):
         drawn.append(tasks)
         return tasks
 
-    monkeypatch.setattr(lib.samplers, "sample_task_set", spy)
+    monkeypatch.setattr(lib.simulation, "sample_task_set", spy)
     out = simulate(15, 1.0, 0.5, 1.0, 0.1, rng=0)
     assert out["k"] == round(0.5 * 15) == 8
     assert len(drawn) == 1 and drawn[0].shape == (out["k"], 15)

@@ -16,8 +16,9 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from lib import finite_size, hermite, theory
-from lib.attention import fit_gamma, simulate, simulate_many
+from lib import finite_size, hermite, teachers, theory
+from lib.attention import fit_gamma
+from lib.simulation import simulate, simulate_many
 from lib.baselines import dmmse_predict
 from lib.hermite import get_link
 from lib.samplers import sample_contexts, sample_features, sample_tasks
@@ -92,14 +93,14 @@ def test_negative_linear_coefficient_theory(name):
     """-f has a_1 < 0 and the same a_1^2, E f^2 and rho_nl, so every asymptotic error
     equals that of f; it is not mistaken for a teacher with a_1 = 0."""
     f, g = get_link(name), _neg(name)
-    a0, a1, ef2 = hermite.teacher_moments(g)
+    a0, a1, ef2 = teachers.teacher_moments(g)
     assert a1 < -0.4
     assert_allclose((a0, a1, ef2), (-f.coefficients(1)[0], -f.coefficients(1)[1], f.second_moment), atol=1e-9)
     assert_allclose(hermite.coefficients(g, 5), -f.coefficients(5), atol=1e-9)
-    assert_allclose(theory.effective_noise(g, 0.1), theory.effective_noise(f, 0.1), rtol=1e-9)
+    assert_allclose(teachers.effective_noise(g, 0.1), teachers.effective_noise(f, 0.1), rtol=1e-9)
     s = a1 * a1
     for args in [(2, 1.5, 3, 0.1), (2, 0.5, 0.5, 0.1), (1, INF, 2, 0.3)]:
-        rho_nl = theory.effective_noise(g, args[3])
+        rho_nl = teachers.effective_noise(g, args[3])
         e = theory.nonlinear_icl_error(g, *args, lam=0.2)
         assert_allclose(e, theory.nonlinear_icl_error(f, *args, lam=0.2), rtol=1e-8)
         assert_allclose(e, s * theory.icl_error(*args[:3], rho_nl / s, 0.2 / s), rtol=1e-8)
@@ -108,7 +109,7 @@ def test_negative_linear_coefficient_theory(name):
         assert abs(ei - theory.pure_noise_error(rho_nl, args[0], args[2])) > 1e-3
     lam, e = theory.nonlinear_optimal_lambda(g, 2, 1.5, 3, 0.1)
     assert_allclose((lam, e), theory.nonlinear_optimal_lambda(f, 2, 1.5, 3, 0.1), rtol=1e-7)
-    geq, rho_eq = hermite.gaussian_equivalent(g, 0.1)
+    geq, rho_eq = teachers.gaussian_equivalent(g, 0.1)
     assert_allclose(geq.coefficients(1), [a0, a1], atol=1e-12)
 
 
