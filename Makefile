@@ -41,7 +41,7 @@ test-fast: $(VENV)/.installed
 # Debian's chromium and chromium-driver (apt-get install chromium chromium-driver);
 # screenshots of every page land in _build/screenshots/.
 test-html: $(VENV)/.installed
-	$(BIN)/python -m pytest tests/test_html.py -m html
+	$(BIN)/python -m pytest tests/book/test_html.py -m html
 
 # The whole book as one PDF (_build/book.pdf), printed by the same headless chromium
 # from the built HTML (run `make book` first).

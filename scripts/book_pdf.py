@@ -1,7 +1,7 @@
 """Print the built HTML book to one PDF with headless chromium (``make pdf``).
 
 Every page of ``_build/html`` is opened in table-of-contents order (served on
-127.0.0.1, as in ``tests/test_html.py``), MathJax is waited for, the page is printed
+127.0.0.1, as in ``tests/book/test_html.py``), MathJax is waited for, the page is printed
 with the DevTools ``Page.printToPDF`` command (A4, the theme's print style sheet: no
 sidebars), and the pages are concatenated with pypdf, with one outline entry per page.
 

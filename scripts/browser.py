@@ -1,6 +1,6 @@
 """Headless chromium for the built HTML book: a local server and a WebDriver session.
 
-Used by ``tests/test_html.py`` (the browser test over every page) and by
+Used by ``tests/book/test_html.py`` (the browser test over every page) and by
 ``scripts/book_pdf.py`` (``make pdf``). Everything is local: the book is served on
 127.0.0.1, the browser is Debian's ``chromium`` driven through Debian's
 ``chromedriver`` (passed explicitly, with ``SE_OFFLINE`` set, so that selenium-manager

@@ -26,7 +26,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location(
     "sync_notebooks", ROOT / "scripts" / "sync_notebooks.py"
 )

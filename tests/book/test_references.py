@@ -3,7 +3,7 @@
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # the names of the authors' private working notes, spelled so that this file does not match
 OUTSIDE_NOTES = ("THEORY" + ".md", "STYLE" + ".md", "shared" + "/THEORY")
 

@@ -12,7 +12,7 @@ import yaml
 
 import lib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # the terms that the chapters link with {term} (notebook conventions, point 9)
 TERMS = [
