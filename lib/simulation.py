@@ -188,7 +188,7 @@ def simulate_peak_bytes(
     (``8 n (2d + 2)``), the larger of the sampler's batch temporaries and the solver's
     extra memory (:func:`fit_peak_bytes`), and for a nonlinear teacher one batch of test
     contexts (:func:`mc_peak_bytes`). Checked against tracemalloc peaks in
-    ``tests/test_bad_input.py``; at ``d = 400, alpha = 2, tau = 3`` (matfree) it is
+    ``tests/test_simulation.py``; at ``d = 400, alpha = 2, tau = 3`` (matfree) it is
     about 4.5 GiB.
 
     Parameters

@@ -136,7 +136,7 @@ def _lam_star(teacher: str, alpha: float, kappa: float, tau: float, rho: float) 
     Rounded so that the grid (and the seeds' parameters recorded with each row) do not move
     when the minimizer's last digits do.
     """
-    from lib import teachers, theory
+    from lib import theory
 
     return float(f"{float(theory.nonlinear_optimal_lambda(teacher, alpha, kappa, tau, rho)[0]):.4g}")
 

@@ -10,7 +10,7 @@ set from that, not from the asymptotic agreement, which the data files check.
 import numpy as np
 import pytest
 
-from lib import attention, hermite, simulation, teachers, theory
+from lib import simulation, teachers, theory
 
 PARAMS = dict(alpha=2.0, kappa=1.5, tau=3.0, rho=0.1)
 

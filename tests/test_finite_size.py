@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from lib import finite_size as fs
+from lib import finite_size
+from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "make_finite_size.py"
@@ -570,3 +572,132 @@ def test_extrapolate_fixed_power_over_its_whole_range(power):
     d = np.array([1.5, 2.0, 3.0, 5.0, 8.0, 12.0])
     fit = fs.extrapolate(d, 0.7 + 3.0 * d**-power, se=np.full(d.size, 1e-3), power=power)
     assert_allclose([fit.e_inf, fit.c], [0.7, 3.0], rtol=1e-7)
+
+
+def test_quadratic_fit_recovers_exact_law_and_reduces_to_linear():
+    d = np.array([20.0, 40.0, 60.0, 100.0, 150.0, 200.0])
+    q = fs.extrapolate_quadratic(d, 1.2 + 3.0 / d + 50.0 / d**2, se=np.full(6, 1e-3))
+    assert_allclose([q.e_inf, q.c, q.c2], [1.2, 3.0, 50.0], atol=1e-9)
+    assert q.dof == 3 and q.chi2 == pytest.approx(0.0, abs=1e-12)
+    # no 1/d^2 term in the data: same intercept as the 1/d fit, c2 ~ 0
+    e = 0.8 + 2.0 / d
+    q1, f1 = (
+        fs.extrapolate_quadratic(d, e, np.full(6, 1e-3)),
+        fs.extrapolate(d, e, np.full(6, 1e-3)),
+    )
+    assert_allclose([q1.e_inf, q1.c, q1.c2], [f1.e_inf, f1.c, 0.0], atol=1e-9)
+
+
+def test_quadratic_fit_errors_match_monte_carlo():
+    rng = np.random.default_rng(7)
+    d = np.array([20.0, 30.0, 40.0, 60.0, 100.0, 200.0])
+    se = np.full(d.size, 0.01)
+    fits = [
+        fs.extrapolate_quadratic(
+            d, 1.0 + 2.0 / d + 20 / d**2 + se * rng.standard_normal(6), se
+        )
+        for _ in range(2000)
+    ]
+    e_inf = np.array([f.e_inf for f in fits])
+    assert np.std(e_inf) == pytest.approx(fits[0].e_inf_se, rel=0.08)
+    p = np.array([f.p_value for f in fits])
+    assert 0.4 < np.mean(p) < 0.6  # p-values uniform under the model
+
+
+def test_quadratic_fit_rejects_bad_input():
+    with pytest.raises(ValueError, match="distinct"):
+        fs.extrapolate_quadratic([20, 40, 40, 40], [1, 1, 1, 1], [0.1] * 4)
+    with pytest.raises(ValueError, match="se"):
+        fs.extrapolate_quadratic([20, 40, 60, 80], [1, 1, 1, 1], [0.1, 0.1, 0.0, 0.1])
+
+
+def test_point_label():
+    par = dict(alpha=1.0, kappa=0.5, tau=2.0, rho=0.01, lam=0.0)
+    assert fs.point_label(par) == "$(1, 0.5, 2, 0.01, 0)$"
+    assert r"\infty" in fs.point_label({**par, "kappa": np.inf})
+    with pytest.raises(ValueError, match="lam"):
+        fs.point_label({k: v for k, v in par.items() if k != "lam"})
+    with pytest.raises(ValueError, match="tau"):
+        fs.point_label({**par, "tau": np.inf})
+
+
+def test_floored_se():
+    out = finite_size.floored_se([0.01, 0.001], [4, 4], [1e-4, 1e-4])
+    assert_allclose(out, [0.01, np.sqrt(1e-4 / 4)])
+    with pytest.raises(ValueError, match="draws"):
+        finite_size.floored_se([0.01], [0], 1e-4)
+
+
+def test_slope_through_origin_exact_and_p_value():
+    d = np.array([50.0, 100.0, 150.0, 200.0])
+    fit = finite_size.slope_through_origin(d, 1.5 / d, np.full(4, 1e-3))
+    assert_allclose([fit.c, fit.chi2], [1.5, 0.0], atol=1e-10)
+    assert fit.dof == 3 and fit.p_value == pytest.approx(1.0)
+    # standard error: (sum 1/(d se)^2)^(-1/2)
+    assert_allclose(fit.c_se, 1 / np.sqrt(np.sum(1 / (d * 1e-3) ** 2)))
+    bad = finite_size.slope_through_origin(d, 0.02 + 0 * d, np.full(4, 1e-3))
+    assert bad.p_value < 1e-6  # a constant gap is not c/d
+    with pytest.raises(ValueError, match="at least 2"):
+        finite_size.slope_through_origin([50.0], [0.1], [0.01])
+
+
+def test_extrapolate_summary_d_min():
+    d = np.array([50, 100, 150, 200])
+    s = {"d": d, "icl": 1 + 5 / d, "icl_se": np.full(4, 1e-3), "idg": 2 + 1 / d, "idg_se": np.full(4, 1e-3)}
+    assert_allclose(finite_size.extrapolate_summary(s).e_inf, 1.0, atol=1e-9)
+    assert_allclose(finite_size.extrapolate_summary(s, "idg", d_min=100).e_inf, 2.0, atol=1e-9)
+    with pytest.raises(ValueError, match="quantity"):
+        finite_size.extrapolate_summary(s, "x")
+
+
+def test_fits_for_and_gap_for_on_the_stored_study():
+    fits = finite_size.fits_for("h2_study", ("teacher", "noise"), label="kappa=1.5")
+    for v in ("teacher", "noise"):
+        s = fits[v].summary
+        assert np.all(s["draws"] >= 2)
+        assert np.all(np.diff(s["d"]) > 0)
+        assert fits[v].fit.dof == s["d"].size - 2
+    g = finite_size.gap_for("h2_study", ("teacher", "noise"), label="kappa=1.5")
+    raw = finite_size.gap("h2_study", ("teacher", "noise"), label="kappa=1.5")
+    keep = np.isin(raw["d"], g.gap["d"])
+    assert_allclose(g.gap["gap"], raw["gap"][keep])
+    assert np.all(g.gap["gap_se"] >= raw["gap_se"][keep] - 1e-15)  # floored, never smaller
+    with pytest.raises(ValueError, match="variant"):
+        finite_size.fits_for("h2_study", ("teacher",), variant="noise")
+    with pytest.raises(ValueError, match="min_draws"):
+        finite_size.gap_for("h2_study", ("teacher", "noise"), min_draws=0, label="kappa=1.5")
+
+
+# --------------------------------------------------------------------------------------
+# finite_size.extrapolate without standard errors
+# --------------------------------------------------------------------------------------
+def test_extrapolate_without_se_matches_ordinary_least_squares():
+    """se=None: equal weights and the error scale from the residuals, RSS/(m - 2), exactly
+    what scipy.stats.linregress reports for e against 1/d."""
+    rng = np.random.default_rng(3)
+    d = np.array([30, 40, 50, 70, 100, 150, 200, 300], float)
+    e = 1.2 + 4.0 / d + 0.01 * rng.standard_normal(d.size)
+    fit = finite_size.extrapolate(d, e)
+    ref = stats.linregress(1 / d, e)
+    assert_allclose([fit.e_inf, fit.c], [ref.intercept, ref.slope], rtol=1e-10)
+    assert_allclose([fit.e_inf_se, fit.c_se], [ref.intercept_stderr, ref.stderr], rtol=1e-10)
+    assert fit.dof == d.size - 2 and np.isnan(fit.p_value)
+    # the scale follows the scatter: 10x the noise gives ~10x the error bars
+    big = finite_size.extrapolate(d, 1.2 + 4.0 / d + 0.1 * (e - 1.2 - 4.0 / d) / 0.01)
+    assert_allclose(big.e_inf_se, 10 * fit.e_inf_se, rtol=1e-8)
+
+
+def test_extrapolate_free_power_without_se_uses_the_residual_scale():
+    from scipy.optimize import curve_fit
+
+    rng = np.random.default_rng(5)
+    d = np.array([30, 40, 50, 70, 100, 150, 200, 300], float)
+    e = 1.2 + 4.0 / d**1.3 + 0.002 * rng.standard_normal(d.size)
+    fit = finite_size.extrapolate(d, e, power=None)
+
+    def model(x, a, c, b):
+        return a + c * x**-b
+
+    p, cov = curve_fit(model, d, e, p0=[1.2, 4.0, 1.0], absolute_sigma=False, maxfev=10_000)
+    assert_allclose([fit.e_inf, fit.c, fit.b], p, rtol=1e-5)
+    assert_allclose([fit.e_inf_se, fit.c_se, fit.b_se], np.sqrt(np.diag(cov)), rtol=1e-3)

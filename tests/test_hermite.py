@@ -400,3 +400,46 @@ def test_teacher_with_finite_fourth_moment_is_accepted():
     a0, a1, ef2 = teachers.teacher_moments(lambda z: np.exp(z**2 / 9))
     assert math.isclose(ef2, 1 / math.sqrt(1 - 4 / 9), rel_tol=1e-8)
     assert abs(a1) < 1e-10
+
+
+def test_changing_degrees_odd_even_links():
+    sign = np.flatnonzero(H.changing_degrees(H.get_link("sign"), 20, min_degree=10))
+    assert sign.tolist() == [11, 13, 15, 17, 19]
+    relu = np.flatnonzero(H.changing_degrees(H.get_link("relu"), 20, min_degree=10))
+    assert relu.tolist() == [10, 12, 14, 16, 18, 20]
+
+
+def test_changing_degrees_callable_matches_link_and_errors_change_there():
+    link = H.get_link("abs")
+    assert np.array_equal(
+        H.changing_degrees(link.f, 16, 2), H.changing_degrees(link, 16, 2)
+    )
+    err = H.partial_sum_errors(link, 16)
+    mask = H.changing_degrees(link, 16, 1)
+    # where a_D = 0 the error does not move; where it is kept, it drops
+    assert np.all(np.diff(err)[~mask[1:]] == pytest.approx(0.0, abs=1e-12))
+    assert np.all(np.diff(err)[mask[1:]] < 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        (dict(max_degree=-1), "max_degree"),
+        (dict(max_degree=5, min_degree=6), "min_degree"),
+        (dict(max_degree=5, min_degree=0, tol=-1.0), "tol"),
+        (dict(max_degree=10_000), "max_degree"),
+    ],
+)
+def test_changing_degrees_rejects_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        H.changing_degrees(H.get_link("relu"), **kwargs)
+
+
+def test_gauss_hermite_rule_and_padding():
+    z, w = H.gauss_hermite(20)
+    assert_allclose(w.sum(), 1.0, rtol=1e-14)
+    assert_allclose([w @ z**2, w @ z**4, w @ z**3], [1.0, 3.0, 0.0], atol=1e-12)
+    with pytest.raises(ValueError, match="n"):
+        H.gauss_hermite(0)
+    assert_allclose(H.pad_coefficients([1.0, 2.0, 3.0], 1), [1.0, 2.0])
+    assert_allclose(H.pad_coefficients([1.0], 3), [1.0, 0.0, 0.0, 0.0])

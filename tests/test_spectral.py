@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import baselines, hermite, samplers, spectral, theory
+from lib import hermite, samplers, spectral
 
 
 def _brute_direction(X, y, preprocess=None):

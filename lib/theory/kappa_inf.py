@@ -88,7 +88,7 @@ def kappa_inf_ridgeless_error(
     with :math:`B, E_\infty` from :func:`kappa_inf_floor`, and ``inf`` at
     :math:`\tau = 1` (unless :math:`E_\infty = 0`). It equals
     :func:`nonlinear_icl_error` at :math:`\kappa = \infty`, :math:`\lambda = 0`, for
-    any teacher with these :math:`a_1` and :math:`\rho_{nl}` (``tests/test_ch45_helpers.py``
+    any teacher with these :math:`a_1` and :math:`\rho_{nl}` (``tests/test_theory.py``
     checks it to 1e-10 against the general formulas).
 
     Parameters
@@ -132,7 +132,7 @@ def kappa_inf_optimal_lambda(
     the squared norm of the best :math:`\Gamma` per parameter, divided by :math:`\tau`.
     It agrees with the numerical minimizer :func:`nonlinear_optimal_lambda` at
     :math:`\kappa = \infty` (to its optimizer tolerance, about 1e-6 relative; checked in
-    ``tests/test_ch45_helpers.py``). ``inf`` when :math:`a_1 = 0`.
+    ``tests/test_theory.py``). ``inf`` when :math:`a_1 = 0`.
 
     Parameters
     ----------

@@ -327,7 +327,6 @@ def _icl_ridge(x, ik, tau, rho, lam):
     q2 = S * S * fac
     nu2q2 = (nu * S) ** 2 * fac
     g = 1.0 + ik * S
-    T = S / g  # 1 - nu S
     U = q2 / g / g
     a = U * ((1.0 + ik) / g + (ik - 1.0) * (ik * S / g))
     P = U + x * q2  # S + eps S'
