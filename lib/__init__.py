@@ -4,6 +4,8 @@ One module per concept, the science apart from the teaching layer:
 
 - :mod:`lib.hermite`      Hermite functions, Gaussian integrals, the :class:`~lib.hermite.Link`
   and the catalogue of links with closed-form coefficients (chapter 1).
+- :mod:`lib.quadrature`   Gaussian expectations of a user's function (probes, adaptive
+  integration, the Gauss-Hermite rule).
 - :mod:`lib.teachers`     a teacher resolved once into a ``Link``; its moments, effective
   noise and Gaussian equivalent (chapters 1 and 3).
 - :mod:`lib.samplers`     tokens, tasks, labels, contexts and the feature H_Z (chapter 2).
@@ -36,6 +38,7 @@ from . import (
     claims,
     finite_size,
     hermite,
+    quadrature,
     samplers,
     simulation,
     spectral,
@@ -68,7 +71,7 @@ _LAZY = ("plotting", "widgets", "labs")
 
 __all__ = [
     "__version__",
-    "attention", "baselines", "claims", "finite_size", "hermite", "samplers", "simulation",
+    "attention", "baselines", "claims", "finite_size", "hermite", "quadrature", "samplers", "simulation",
     "spectral", "tables", "teachers", "theory", "plotting", "widgets", "labs",
     "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention",
     "gamma_from_weights",

@@ -220,10 +220,7 @@ def check_real(
     except Exception as exc:  # pragma: no cover - exotic objects
         raise TypeError(f"{name} must be a real number or an array of real numbers; got {value!r}") from exc
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(
-            f"{name} must be a real number or an array of real numbers; got {value!r} "
-            f"(dtype {arr.dtype})"
-        )
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {value!r} (dtype {arr.dtype})")
     arr = arr.astype(float)
     if np.any(np.isnan(arr)):
         raise ValueError(f"{name} must not be NaN; got {value!r}")
@@ -512,8 +509,18 @@ def check_unit_tasks(tasks: Any, d: int) -> np.ndarray:
 MEMORY_LIMIT_ENV = "LIB_MEMORY_LIMIT"
 #: Default limit: this fraction of the memory available when the call starts.
 MEMORY_FRACTION = 0.8
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 
 
 class MemoryLimitError(MemoryError, ValueError):
@@ -529,7 +536,7 @@ def _parse_bytes(text: str) -> float:
     if t in ("none", "inf", "off", "unlimited"):
         return float("inf")
     num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = t[len(num):]
+    unit = t[len(num) :]
     try:
         value = float(num)
     except ValueError:

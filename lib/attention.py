@@ -15,8 +15,6 @@ The chain of this module follows the book:
    error of any teacher and the experiment runner (:func:`lib.simulation.simulate`) are
    in :mod:`lib.simulation`.
 
-Notes
------
 Conventions: ``vec`` stacks columns: ``theta = vec(Gamma)`` has ``theta[j * d + i] = Gamma[i, j]``
 (``Gamma.reshape(-1, order="F")``). Then ``<Gamma, x f^T> = theta^T (f kron x)``, so the
 regression feature of a context is ``phi = f kron x`` (``np.kron(f, x)``) and the
@@ -712,9 +710,12 @@ def fit_gamma(
     p = d * (d + 1)
     ridge = n / d * lam
     used = _auto_method(n, p) if method == "auto" else method
-    check_memory(f"fit_gamma(method={used!r}) with n = {n}, d = {d} (p = {p})", fit_peak_bytes(n, d, used, lam),
-                 "queries and features (n contexts, p = d(d+1) parameters)"
-                 + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""))
+    check_memory(
+        f"fit_gamma(method={used!r}) with n = {n}, d = {d} (p = {p})",
+        fit_peak_bytes(n, d, used, lam),
+        "queries and features (n contexts, p = d(d+1) parameters)"
+        + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""),
+    )
     info: dict[str, Any] = {"method": used}
     if used == "dense":
         gamma = _fit_dense(X, F, y, ridge, info)
@@ -790,11 +791,7 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     # tr(Gamma^T Gamma B) = tr(G1^T G1 B11) + 2 b12^T G1^T g2 + b22 |g2|^2
     G1tG1 = G1.T @ G1
     B11 = np.eye(d) / alpha + (1 + 1 / ell) * R / (1 + rho)
-    quad = (
-        np.sum(G1tG1 * B11)
-        + 2 * (1 + 2 / ell) * (mu @ (G1.T @ g2))
-        + (1 + rho) * (1 + 2 / ell) * (g2 @ g2)
-    )
+    quad = np.sum(G1tG1 * B11) + 2 * (1 + 2 / ell) * (mu @ (G1.T @ g2)) + (1 + rho) * (1 + 2 / ell) * (g2 @ g2)
     return float(1 + rho - 2 / d * lin + (1 + rho) / d * quad)
 
 

@@ -23,7 +23,6 @@ import numpy as np
 from scipy.special import softmax
 
 from lib._checks import as_rng, check_int, check_param, check_real
-from lib.teachers import gaussian_equivalent_ridge
 from lib.samplers import (
     BATCH_BYTES,
     TeacherLike,
@@ -34,6 +33,7 @@ from lib.samplers import (
     sample_contexts,
     sample_task_set,
 )
+from lib.teachers import gaussian_equivalent_ridge
 
 __all__ = [
     "bayes_ridge_predict",
@@ -48,7 +48,6 @@ _BASELINES = ("bayes", "dmmse")
 _SETTINGS = ("idg", "icl")
 
 
-
 def _context_size(d: Any, alpha: Any) -> tuple[int, float, int]:
     """Validate ``d`` and ``alpha`` and return ``(d, alpha, ell)``, ``ell = round(alpha d) >= 1``."""
     d = check_int("d", d, low=1)
@@ -60,6 +59,7 @@ def _context_size(d: Any, alpha: Any) -> tuple[int, float, int]:
             f"alpha must be at least 1/d = {1.0 / d:g} here"
         )
     return d, alpha, ell
+
 
 def _check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)`` and return float arrays."""
@@ -310,9 +310,7 @@ def baseline_errors(
             else:
                 pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, prior_tasks, f, rho)
             sq[name][sl] = (ctx.y_query - pred) ** 2
-    return {
-        name: (float(err.mean()), float(err.std(ddof=1) / np.sqrt(n_test))) for name, err in sq.items()
-    }
+    return {name: (float(err.mean()), float(err.std(ddof=1) / np.sqrt(n_test))) for name, err in sq.items()}
 
 
 def gaussian_equivalent_predict(
@@ -483,8 +481,17 @@ def dmmse_task_set_errors(
     draws = check_int("draws", draws, low=2)
     rng = as_rng(rng)
     errs = [
-        baseline_errors(d, alpha, sample_task_set(d, kappa, rng), rho, teacher,
-                        setting=setting, n_test=n_test, rng=rng, which=["dmmse"])["dmmse"][0]
+        baseline_errors(
+            d,
+            alpha,
+            sample_task_set(d, kappa, rng),
+            rho,
+            teacher,
+            setting=setting,
+            n_test=n_test,
+            rng=rng,
+            which=["dmmse"],
+        )["dmmse"][0]
         for _ in range(draws)
     ]
     return float(np.mean(errs)), float(np.std(errs, ddof=1) / np.sqrt(draws))

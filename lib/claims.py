@@ -10,8 +10,6 @@ and the chapter fails to execute, in the book build and in the notebook tests al
 Every function returns ``None`` when the claim holds; the tolerance is the one the prose
 states, never a looser one.
 
-Notes
------
 Used in: every chapter (hidden check cells).
 """
 
@@ -45,8 +43,7 @@ def _values(name: str, value: Any) -> np.ndarray:
     arr = np.asarray(value)
     if arr.dtype.kind not in "iuf":
         raise TypeError(
-            f"{name} must be real numbers (int or float, scalar or array); "
-            f"got {value!r} of dtype {arr.dtype}"
+            f"{name} must be real numbers (int or float, scalar or array); got {value!r} of dtype {arr.dtype}"
         )
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty; got {value!r}")
@@ -103,8 +100,7 @@ def claim(condition: Any, what: str) -> None:
     arr = np.asarray(condition)
     if arr.dtype.kind != "b":
         raise TypeError(
-            "condition must be a bool or an array of bools (Python or NumPy); "
-            f"got {condition!r} of dtype {arr.dtype}"
+            f"condition must be a bool or an array of bools (Python or NumPy); got {condition!r} of dtype {arr.dtype}"
         )
     if arr.size == 0:
         raise ValueError(f"condition must not be empty; got {condition!r}")
@@ -112,9 +108,7 @@ def claim(condition: Any, what: str) -> None:
         _fail(what, f"condition is false ({condition!r})")
 
 
-def claim_close(
-    actual: Any, expected: Any, what: str, *, rel: float | None = None, abs: float | None = None
-) -> None:
+def claim_close(actual: Any, expected: Any, what: str, *, rel: float | None = None, abs: float | None = None) -> None:
     """Check ``|actual - expected| <= abs + rel * |expected|`` elementwise.
 
     Give the tolerance the sentence states: ``rel=0.01`` for "within 1 %",
@@ -139,8 +133,13 @@ def claim_close(
     if np.any(err > tol):
         i = int(np.argmax(err - tol))
         ab = np.broadcast_arrays(a, e, err, tol)
-        _fail(what, (f"|{ab[0].flat[i]:.6g} - {ab[1].flat[i]:.6g}| = {ab[2].flat[i]:.3g} "
-                     f"exceeds the tolerance {ab[3].flat[i]:.3g} (rel={rel}, abs={abs})"))
+        _fail(
+            what,
+            (
+                f"|{ab[0].flat[i]:.6g} - {ab[1].flat[i]:.6g}| = {ab[2].flat[i]:.3g} "
+                f"exceeds the tolerance {ab[3].flat[i]:.3g} (rel={rel}, abs={abs})"
+            ),
+        )
 
 
 def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) -> None:
@@ -279,6 +278,11 @@ def claim_consistent(estimate: Any, se: Any, target: Any, what: str, *, z: float
     if np.any(dev > 0):
         i = int(np.argmax(dev))
         eb, sb, tb = np.broadcast_arrays(e, s, t)
-        _fail(what, (f"{eb.flat[i]:.6g} ± {sb.flat[i]:.3g} is "
-                     f"{abs(eb.flat[i] - tb.flat[i]) / max(sb.flat[i], 1e-300):.1f} standard "
-                     f"errors from {tb.flat[i]:.6g} (allowed: {z:g})"))
+        _fail(
+            what,
+            (
+                f"{eb.flat[i]:.6g} ± {sb.flat[i]:.3g} is "
+                f"{abs(eb.flat[i] - tb.flat[i]) / max(sb.flat[i], 1e-300):.1f} standard "
+                f"errors from {tb.flat[i]:.6g} (allowed: {z:g})"
+            ),
+        )

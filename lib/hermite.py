@@ -14,8 +14,6 @@ form a basis of the functions with :math:`\\mathbb{E}[f(z)^2] < \\infty`, so tha
 everything else, :math:`f_\\perp = f - a_1 h_1`, acts like label noise on linear
 attention (chapter 3).
 
-Notes
------
 Numerics:
 
 * ``h_m`` is evaluated with the three-term recurrence of the *normalized* functions,
@@ -47,9 +45,15 @@ from typing import Any, Callable
 
 import numpy as np
 from numpy.polynomial import hermite_e as _herme
-from scipy import integrate, special
+from scipy import special
 
-from lib._checks import check_callable, check_int, check_real, check_vectorized
+from lib._checks import check_callable, check_int, check_real
+from lib.quadrature import ATOL as _ATOL
+from lib.quadrature import PHI0 as _PHI0
+from lib.quadrature import RTOL as _RTOL
+from lib.quadrature import call_f as _call_f
+from lib.quadrature import integrate_pieces as _integrate_pieces
+from lib.quadrature import probe as _probe
 
 __all__ = [
     "MAX_DEGREE",
@@ -61,7 +65,6 @@ __all__ = [
     "partial_sum",
     "partial_sum_errors",
     "pad_coefficients",
-    "gauss_hermite",
     "Link",
     "LINKS",
     "get_link",
@@ -70,23 +73,6 @@ __all__ = [
 
 #: Largest degree accepted by the numerical routines (accuracy is tested up to here).
 MAX_DEGREE: int = 150
-
-_PHI0 = 1.0 / math.sqrt(2.0 * math.pi)  # phi(0)
-_HALF_WIDTH = 36.0  # phi(36) ~ 1e-282: beyond it nothing square-integrable matters
-_BREAKPOINTS = np.concatenate([[-32.0, -28.0, -24.0], np.arange(-20.0, 21.0), [24.0, 28.0, 32.0]])
-_ATOL = 1e-12
-_RTOL = 1e-11
-_MAX_SUBDIVISIONS = 4000
-_TAIL_START = 30.0  # f^2 phi must be negligible beyond this |z|
-_TAIL_TOL = 1e-13
-_PROBE = np.unique(
-    np.concatenate(
-        [
-            np.linspace(-_HALF_WIDTH, _HALF_WIDTH, 1441),
-            [0.0, 1e-9, -1e-9, 1e-5, -1e-5, 0.1234567, -0.7654321, 1.3579, -2.4681],
-        ]
-    )
-)
 
 
 # --------------------------------------------------------------------------------------
@@ -190,103 +176,6 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Gaussian integrals of a user function
 # --------------------------------------------------------------------------------------
-def _call_f(f: Callable, z: np.ndarray) -> np.ndarray:
-    """Evaluate the user's ``f`` on a 1-D array, checking type, shape and finiteness."""
-    out = check_vectorized(
-        "f",
-        f,
-        z,
-        call_error=TypeError,
-        check_finite=False,
-        quiet=True,
-        hint=" (for a constant use np.full_like(z, c))",
-    )
-    if not np.all(np.isfinite(out)):
-        i = int(np.flatnonzero(~np.isfinite(out))[0])
-        zbad, vbad = float(z[i]), float(out[i])
-        if abs(zbad) > 8.0 and not np.isnan(vbad):
-            raise ValueError(
-                f"f is not square-integrable under the standard Gaussian weight: "
-                f"f(z) = {vbad} at z = {zbad:.6g} (it grows too fast)"
-            )
-        raise ValueError(
-            f"f must return finite values for every real z and be square-integrable under "
-            f"the standard Gaussian weight; got f({zbad:.6g}) = {vbad}"
-        )
-    return out.astype(float, copy=False)
-
-
-def _probe(f: Callable) -> None:
-    """Cheap checks before integrating: finiteness, shape, and a decaying Gaussian tail."""
-    fz = _call_f(f, _PROBE)
-    with np.errstate(over="ignore", under="ignore"):
-        g = (fz * np.exp(-0.25 * _PROBE**2)) ** 2 * _PHI0  # f(z)^2 phi(z)
-    if not np.all(np.isfinite(g)):  # pragma: no cover - needs |f| > 1e154 at moderate z
-        raise ValueError("f is too large: f(z)^2 overflows float64 on the probe grid")
-    tail = np.abs(_PROBE) >= _TAIL_START
-    scale = max(1.0, float(np.max(g)))
-    worst = int(np.argmax(np.where(tail, g, -1.0)))
-    if g[worst] > _TAIL_TOL * scale:
-        raise ValueError(
-            "f does not look square-integrable under the standard Gaussian weight: "
-            f"f(z)^2 phi(z) = {g[worst]:.3g} at z = {_PROBE[worst]:.3g} does not decay "
-            "(E[f(z)^2] must be finite, with negligible mass beyond |z| = 30)"
-        )
-
-
-def _probe_fourth_moment(f: Callable) -> None:
-    """Refuse a link whose fourth Gaussian moment diverges (the tail of f^4 phi does not decay).
-
-    The equivalence theorem (chapter 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
-    :math:`q = \\ell^{-1}\\sum_i y_i^2` enters the prediction, so every :math:`\\Gamma`
-    that weighs it has an infinite error otherwise. Checked in log space on the probe grid,
-    with the same tail rule as :func:`_probe` for :math:`f^2`.
-    """
-    fz = _call_f(f, _PROBE)
-    with np.errstate(divide="ignore"):
-        log_g = 4.0 * np.log(np.abs(fz)) - 0.5 * _PROBE**2  # log(f^4 phi / phi(0))
-    tail = np.abs(_PROBE) >= _TAIL_START
-    log_scale = max(0.0, float(np.max(log_g)))
-    worst = int(np.argmax(np.where(tail, log_g, -np.inf)))
-    if log_g[worst] > math.log(_TAIL_TOL) + log_scale:
-        raise ValueError(
-            "teacher: E[f(z)^4] must be finite (the hypothesis of the equivalence theorem, "
-            "chapter 3.1: the feature q = mean of y_i^2 enters the prediction, so with an "
-            "infinite fourth moment every Gamma that weighs q has an infinite error); "
-            f"f(z)^4 phi(z) does not decay: log(f^4 phi / phi(0)) = {log_g[worst]:.3g} at "
-            f"z = {_PROBE[worst]:.3g}"
-        )
-
-
-def _integrate_pieces(integrand: Callable, atol: float, rtol: float) -> np.ndarray:
-    """Integrate a vector integrand over ``[-36, 36]``, one adaptive call per piece.
-
-    The line is cut at :data:`_BREAKPOINTS` and each piece is integrated by its own
-    :func:`scipy.integrate.cubature` call (21-point Gauss-Kronrod, bisection of the
-    sub-interval with the largest error). One call per piece rather than ``points=``:
-    in scipy 1.17 the regions made from ``points`` are not heap-ordered, so the
-    adaptive loop can refine the wrong region and stop without converging.
-    """
-    edges = np.concatenate([[-_HALF_WIDTH], _BREAKPOINTS, [_HALF_WIDTH]])
-    total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        res = integrate.cubature(
-            integrand, np.array([lo]), np.array([hi]), rule="gk21",
-            rtol=rtol, atol=atol, max_subdivisions=_MAX_SUBDIVISIONS,
-        )
-        if res.status != "converged":
-            worst = max(res.regions, key=lambda r: float(np.max(np.abs(r.error))))
-            where = 0.5 * float(worst.a[0] + worst.b[0])
-            raise ValueError(
-                "f: the Gaussian integrals of f did not converge (estimated error "
-                f"{float(np.max(res.error)):.2g}, concentrated near z = {where:.6g}); f must "
-                "be square-integrable under the standard Gaussian weight (no 1/(z - c) "
-                "singularity) and piecewise smooth"
-            )
-        total = total + np.asarray(res.estimate, dtype=float)
-    return total
-
-
 def _gaussian_integrals(f: Callable, degree: int) -> tuple[np.ndarray, float]:
     """``(a_0..a_degree, E[f^2])`` by adaptive Gauss-Kronrod cubature (degree -1: none)."""
     _probe(f)
@@ -633,34 +522,6 @@ def _sin_coefficients(degree: int) -> np.ndarray:
     return sign * np.exp(-0.5 - 0.5 * special.gammaln(m + 1.0))
 
 
-def gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""The ``n``-node Gauss-Hermite rule for :math:`z \sim N(0, 1)`, weights summing to 1.
-
-    :math:`E[g(z)] \approx \sum_j w_j g(z_j)`, exact for polynomials of degree below
-    :math:`2n`. Use it only for smooth integrands: a fixed rule converges slowly at kinks
-    and jumps (this module's adaptive integrals handle those).
-
-    Parameters
-    ----------
-    n : int
-        Number of nodes, ``>= 1``.
-
-    Returns
-    -------
-    nodes : numpy.ndarray, shape (n,)
-        The roots of :math:`\mathrm{He}_n`.
-    weights : numpy.ndarray, shape (n,)
-        Positive weights summing to 1.
-
-    See Also
-    --------
-    scipy.special.roots_hermitenorm : the same rule with weights summing to :math:`\sqrt{2\pi}`.
-    """
-    n = check_int("n", n, low=1)
-    nodes, weights = special.roots_hermitenorm(n)
-    return nodes, weights / weights.sum()
-
-
 def pad_coefficients(coeffs: Any, degree: int) -> np.ndarray:
     r"""Hermite coefficients ``a_0..a_degree``: truncated, or padded with zeros.
 
@@ -711,26 +572,47 @@ def _identity(z: np.ndarray) -> np.ndarray:
 
 def _make_links() -> dict[str, Link]:
     links = [
-        Link("linear", _identity, r"$z$", "the linear teacher f(z) = z = h_1(z)",
-             _fixed([0.0, 1.0]), 1.0),
-        Link("relu", _relu, r"$\mathrm{ReLU}(z)$", "rectified linear unit max(z, 0)",
-             _relu_coefficients, 0.5),
-        Link("abs", np.abs, r"$|z|$", "absolute value |z| = 2 ReLU(z) - z",
-             _abs_coefficients, 1.0),
-        Link("sign", np.sign, r"$\mathrm{sign}(z)$", "sign of z (a jump at 0)",
-             _sign_coefficients, 1.0),
+        Link("linear", _identity, r"$z$", "the linear teacher f(z) = z = h_1(z)", _fixed([0.0, 1.0]), 1.0),
+        Link("relu", _relu, r"$\mathrm{ReLU}(z)$", "rectified linear unit max(z, 0)", _relu_coefficients, 0.5),
+        Link("abs", np.abs, r"$|z|$", "absolute value |z| = 2 ReLU(z) - z", _abs_coefficients, 1.0),
+        Link("sign", np.sign, r"$\mathrm{sign}(z)$", "sign of z (a jump at 0)", _sign_coefficients, 1.0),
         Link("tanh", np.tanh, r"$\tanh(z)$", "hyperbolic tangent (no closed form: numerical)"),
-        Link("erf", special.erf, r"$\mathrm{erf}(z)$", "error function erf(z)",
-             _erf_coefficients, 2.0 / math.pi * math.asin(2.0 / 3.0)),
+        Link(
+            "erf",
+            special.erf,
+            r"$\mathrm{erf}(z)$",
+            "error function erf(z)",
+            _erf_coefficients,
+            2.0 / math.pi * math.asin(2.0 / 3.0),
+        ),
         Link("sin", np.sin, r"$\sin(z)$", "sine", _sin_coefficients, 0.5 * (1.0 - math.exp(-2.0))),
-        Link("h2", _polynomial([0.0, 0.0, 1.0]), r"$h_2(z)$", "h_2(z) = (z^2 - 1)/sqrt(2): a_1 = 0",
-             _fixed([0.0, 0.0, 1.0]), 1.0),
-        Link("h3", _polynomial([0.0, 0.0, 0.0, 1.0]), r"$h_3(z)$", "h_3(z) = (z^3 - 3z)/sqrt(6)",
-             _fixed([0.0, 0.0, 0.0, 1.0]), 1.0),
-        Link("cubic", _polynomial([0.0, 1.0, 0.0, 0.5]), r"$h_1(z) + \frac{1}{2}h_3(z)$",
-             "h_1 + 0.5 h_3", _fixed([0.0, 1.0, 0.0, 0.5]), 1.25),
-        Link("offset", _polynomial([0.5, 1.0]), r"$\frac{1}{2} + z$", "0.5 + z (a mean offset)",
-             _fixed([0.5, 1.0]), 1.25),
+        Link(
+            "h2",
+            _polynomial([0.0, 0.0, 1.0]),
+            r"$h_2(z)$",
+            "h_2(z) = (z^2 - 1)/sqrt(2): a_1 = 0",
+            _fixed([0.0, 0.0, 1.0]),
+            1.0,
+        ),
+        Link(
+            "h3",
+            _polynomial([0.0, 0.0, 0.0, 1.0]),
+            r"$h_3(z)$",
+            "h_3(z) = (z^3 - 3z)/sqrt(6)",
+            _fixed([0.0, 0.0, 0.0, 1.0]),
+            1.0,
+        ),
+        Link(
+            "cubic",
+            _polynomial([0.0, 1.0, 0.0, 0.5]),
+            r"$h_1(z) + \frac{1}{2}h_3(z)$",
+            "h_1 + 0.5 h_3",
+            _fixed([0.0, 1.0, 0.0, 0.5]),
+            1.25,
+        ),
+        Link(
+            "offset", _polynomial([0.5, 1.0]), r"$\frac{1}{2} + z$", "0.5 + z (a mean offset)", _fixed([0.5, 1.0]), 1.25
+        ),
     ]
     return {link.name: link for link in links}
 
@@ -782,9 +664,7 @@ def get_link(name: str) -> Link:
     return LINKS[key]
 
 
-def changing_degrees(
-    f: Callable, max_degree: int, min_degree: int = 10, tol: float = 1e-14
-) -> np.ndarray:
+def changing_degrees(f: Callable, max_degree: int, min_degree: int = 10, tol: float = 1e-14) -> np.ndarray:
     r"""Degrees at which the partial-sum error of ``f`` actually changes.
 
     The error :math:`r_D = \|f - \Pi_D f\|` of the partial sum
@@ -827,14 +707,10 @@ def changing_degrees(
     """
     max_degree = check_int("max_degree", max_degree, low=0)
     if max_degree > MAX_DEGREE:
-        raise ValueError(
-            f"max_degree must be an integer in [0, {MAX_DEGREE}]; got {max_degree}"
-        )
+        raise ValueError(f"max_degree must be an integer in [0, {MAX_DEGREE}]; got {max_degree}")
     min_degree = check_int("min_degree", min_degree, low=0)
     if min_degree > max_degree:
-        raise ValueError(
-            f"min_degree must be <= max_degree = {max_degree}; got {min_degree}"
-        )
+        raise ValueError(f"min_degree must be <= max_degree = {max_degree}; got {min_degree}")
     tol = float(check_real("tol", tol, low=0.0))
     if isinstance(f, Link):
         coeffs = f.coefficients(max_degree)

@@ -4,8 +4,6 @@ The book's figures follow one convention: theory as lines, simulation as markers
 error bars, one colour per teacher everywhere in the book. Chapters call these helpers
 instead of repeating matplotlib boilerplate.
 
-Notes
------
 Used in: every chapter.
 """
 

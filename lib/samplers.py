@@ -27,7 +27,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from lib._checks import as_rng, check_int, check_memory, check_param, check_real, check_vectorized
-from lib.hermite import Link, _probe
+from lib.hermite import Link
+from lib.quadrature import probe
 from lib.teachers import TeacherLike, resolve_teacher
 
 __all__ = [
@@ -103,7 +104,7 @@ class FeatureBatch(NamedTuple):
 def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
     """Turn ``teacher`` into a vectorized callable through :func:`lib.teachers.resolve_teacher`.
 
-    A user's callable is first probed as the theory probes it (``lib.hermite._probe``:
+    A user's callable is first probed as the theory probes it (``lib.quadrature.probe``:
     finite values, the right shape, and :math:`f(z)^2\varphi(z)` decaying in the tails),
     so that a teacher the theory refuses as not square-integrable (``exp(z**2)``) is
     refused by the samplers too, before anything is drawn.
@@ -112,7 +113,7 @@ def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
     f = resolve_teacher(teacher)
     if not isinstance(f, Link):
         try:
-            _probe(f)
+            probe(f)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"teacher: {exc}") from exc
     return f
@@ -128,9 +129,7 @@ def _check_tasks(tasks: Any, d: int | None = None) -> np.ndarray | None:
         return None
     arr = check_real("tasks", tasks)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(
-            f"tasks must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}"
-        )
+        raise ValueError(f"tasks must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}")
     if d is not None and arr.shape[1] != d:
         raise ValueError(f"tasks must have d = {d} columns; got shape {arr.shape}")
     if np.any(np.einsum("kd,kd->k", arr, arr) == 0.0):
@@ -301,8 +300,11 @@ def sample_task_set(d: int, kappa: Any, rng: Any = None) -> np.ndarray | None:
     kappa = float(check_param("kappa", kappa))
     if np.isinf(kappa):
         return None
-    check_memory(f"sample_task_set(d={d}, kappa={kappa:g})", 16.0 * kappa * d * d,
-                 f"kappa (k = kappa d = {kappa * d:.3g} tasks of dimension d = {d}; kappa = inf needs no task set)")
+    check_memory(
+        f"sample_task_set(d={d}, kappa={kappa:g})",
+        16.0 * kappa * d * d,
+        f"kappa (k = kappa d = {kappa * d:.3g} tasks of dimension d = {d}; kappa = inf needs no task set)",
+    )
     k = int(round(kappa * d))
     if k < 1:
         raise ValueError(
@@ -407,8 +409,11 @@ def sample_contexts(
     ell = check_int("ell", ell, low=1)
     tasks = _check_tasks(tasks, d)
     rho = _check_rho(rho)
-    check_memory(f"sample_contexts(n={n}, d={d}, ell={ell})", contexts_peak_bytes(n, d, ell),
-                 "n, ell and d (the n x ell x d context tokens; use sample_features for large n)")
+    check_memory(
+        f"sample_contexts(n={n}, d={d}, ell={ell})",
+        contexts_peak_bytes(n, d, ell),
+        "n, ell and d (the n x ell x d context tokens; use sample_features for large n)",
+    )
     f = _resolve(teacher)
     rng = as_rng(rng)
 
@@ -573,8 +578,11 @@ def sample_features(
         batch_size = _default_batch_size(d, ell, method)
     else:
         batch_size = check_int("batch_size", batch_size, low=1)
-    check_memory(f"sample_features(n={n}, d={d}, ell={ell})", features_peak_bytes(n, d, ell, method, batch_size),
-                 "n and d (outputs of n x (2d + 2) numbers)")
+    check_memory(
+        f"sample_features(n={n}, d={d}, ell={ell})",
+        features_peak_bytes(n, d, ell, method, batch_size),
+        "n and d (outputs of n x (2d + 2) numbers)",
+    )
     f = _resolve(teacher)
     rng = as_rng(rng)
 

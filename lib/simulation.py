@@ -6,8 +6,6 @@ any teacher; :func:`simulate` draws a pretraining set, fits :math:`\Gamma`
 parameter grid and several seeded draws and averages. The model and its solvers are in
 :mod:`lib.attention`.
 
-Notes
------
 Used in every chapter with a simulation figure (chapters 2-5).
 """
 
@@ -22,8 +20,8 @@ import numpy as np
 from lib._checks import as_rng, check_int, check_memory, check_param, check_real
 from lib._checks import check_gamma as _check_gamma
 from lib.attention import (
-    METHODS,
     MC_BATCH,
+    METHODS,
     N_TEST_DEFAULT,
     _predict,
     exact_error,
@@ -107,8 +105,11 @@ def mc_error(
     rho = float(check_param("rho", rho))
     n_test = check_int("n_test", n_test, low=2)
     step = MC_BATCH
-    check_memory(f"mc_error(n_test={n_test}, d={d}, ell={ell})", mc_peak_bytes(n_test, d, ell),
-                 "d and ell (test contexts are drawn in batches of 20,000)")
+    check_memory(
+        f"mc_error(n_test={n_test}, d={d}, ell={ell})",
+        mc_peak_bytes(n_test, d, ell),
+        "d and ell (test contexts are drawn in batches of 20,000)",
+    )
     rng = as_rng(rng)
     # Running mean and sum of squared deviations over the batches (Chan et al.'s pairwise
     # update), so n_test costs time, not memory.
@@ -179,8 +180,14 @@ def _size(name: str, value: float, d: int, symbol: str) -> int:
 
 
 def simulate_peak_bytes(
-    d: int, ell: int, k: int | None, n: int, lam: float = 0.0, method: str = "auto",
-    teacher: Any = None, n_test: int = 20_000,
+    d: int,
+    ell: int,
+    k: int | None,
+    n: int,
+    lam: float = 0.0,
+    method: str = "auto",
+    teacher: Any = None,
+    n_test: int = 20_000,
 ) -> float:
     """Estimated peak memory of one :func:`simulate` call, in bytes.
 
@@ -320,7 +327,6 @@ def simulate(
     0.606
     """
 
-
     t0 = time.perf_counter()
     d = check_int("d", d, low=1)
     alpha = check_param("alpha", alpha, scalar=True)
@@ -361,25 +367,27 @@ def simulate(
     else:
         icl, icl_se = mc_error(gamma, ell, None, teacher, rho, n_test, rng)
         idg, idg_se = (icl, icl_se) if tasks is None else mc_error(gamma, ell, tasks, teacher, rho, n_test, rng)
-    out = SimulationResult({
-        "icl": icl,
-        "icl_se": icl_se,
-        "idg": idg,
-        "idg_se": idg_se,
-        "d": d,
-        "ell": ell,
-        "k": k,
-        "n": n,
-        "p": d * (d + 1),
-        "method": info["method"],
-        "iterations": info.get("iterations"),
-        "alpha": alpha,
-        "kappa": kappa,
-        "tau": tau,
-        "rho": rho,
-        "lam": lam,
-        "n_test": None if teacher is None else n_test,
-    })
+    out = SimulationResult(
+        {
+            "icl": icl,
+            "icl_se": icl_se,
+            "idg": idg,
+            "idg_se": idg_se,
+            "d": d,
+            "ell": ell,
+            "k": k,
+            "n": n,
+            "p": d * (d + 1),
+            "method": info["method"],
+            "iterations": info.get("iterations"),
+            "alpha": alpha,
+            "kappa": kappa,
+            "tau": tau,
+            "rho": rho,
+            "lam": lam,
+            "n_test": None if teacher is None else n_test,
+        }
+    )
     if return_gamma:
         out["gamma"] = gamma
     out["seconds"] = time.perf_counter() - t0
@@ -477,7 +485,9 @@ def simulate_many(
     lengths = {g.size for g in grids if g.size > 1}
     if len(lengths) > 1:
         given = ", ".join(f"{n}: {g.size}" for n, g in zip(names, grids) if g.size > 1)
-        raise ValueError(f"alpha, kappa, tau, rho and lam must be scalars or 1-D arrays of one length; got lengths {given}")
+        raise ValueError(
+            f"alpha, kappa, tau, rho and lam must be scalars or 1-D arrays of one length; got lengths {given}"
+        )
     m = lengths.pop() if lengths else 1
     grids = [np.broadcast_to(g, (m,)).copy() for g in grids]
     children = as_rng(rng).bit_generator.seed_seq.spawn(m * draws)
@@ -487,8 +497,14 @@ def simulate_many(
         out[key + "_se"] = np.empty(m)
     for i in range(m):
         for j in range(draws):
-            r = simulate(d, *(g[i] for g in grids), teacher=teacher, rng=np.random.default_rng(children[i * draws + j]),
-                         method=method, n_test=n_test)
+            r = simulate(
+                d,
+                *(g[i] for g in grids),
+                teacher=teacher,
+                rng=np.random.default_rng(children[i * draws + j]),
+                method=method,
+                n_test=n_test,
+            )
             for key in ("icl", "idg"):
                 out[key + "_draws"][i, j] = r[key]
                 if draws == 1:

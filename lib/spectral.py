@@ -9,8 +9,6 @@ eigenvector of :math:`\sum_i T(y_i) x_i x_i^\top` after a label preprocessing
 :math:`\alpha`. Estimator and theory live together so that the preprocessings are
 defined once for both.
 
-Notes
------
 Used in :doc:`beyond linear attention </book/beyond/spectral>`.
 """
 
@@ -20,15 +18,16 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scipy.integrate import trapezoid
 from scipy.optimize import brentq
 
-from lib._checks import check_int, check_param, check_real, check_vectorized, scalar_or_array as _out
+from lib._checks import check_int, check_param, check_real, check_vectorized
+from lib._checks import scalar_or_array as _out
 from lib.baselines import _check_contexts
-from lib.hermite import coefficients, gauss_hermite, hermite_functions
+from lib.hermite import coefficients, hermite_functions
+from lib.quadrature import gauss_hermite
 from lib.samplers import BATCH_BYTES, _check_rho
-from lib.teachers import TeacherLike, as_link, _moments, resolve_teacher, teacher_moments
+from lib.teachers import TeacherLike, _moments, as_link, resolve_teacher, teacher_moments
 
 __all__ = [
     "SPECTRAL_PREPROCESSINGS",
@@ -73,8 +72,7 @@ def _check_preprocess(preprocess: Any) -> Any:
         key = preprocess.strip().lower()
         if key not in SPECTRAL_PREPROCESSINGS:
             raise ValueError(
-                f"preprocess must be None, one of {SPECTRAL_PREPROCESSINGS} or a callable "
-                f"T(y); got {preprocess!r}"
+                f"preprocess must be None, one of {SPECTRAL_PREPROCESSINGS} or a callable T(y); got {preprocess!r}"
             )
         return key
     if callable(preprocess):
@@ -413,7 +411,7 @@ def _apply_link(link: Any, s: np.ndarray) -> np.ndarray:
 # asymptotic theory of the estimator
 # --------------------------------------------------------------------------------------
 #: Gauss-Hermite nodes in z and in the label noise for the expectations of the spectral
-#: theory (probabilists' rule, :func:`lib.hermite.gauss_hermite`).
+#: theory (probabilists' rule, :func:`lib.quadrature.gauss_hermite`).
 SPECTRAL_NODES_Z = 240
 SPECTRAL_NODES_NOISE = 48
 #: Grid of the posterior moment E[z^2 | y] (:func:`optimal_preprocess`): a uniform z-grid
@@ -438,7 +436,6 @@ class _SpectralLaw:
 
     def __init__(self, teacher: Any, rho: float, preprocess: Any) -> None:
 
-
         f = resolve_teacher(teacher)
         pre = _check_preprocess(preprocess)
         z, wz = gauss_hermite(SPECTRAL_NODES_Z)
@@ -462,9 +459,7 @@ class _SpectralLaw:
         self.z2, self.t, self.w = zv * zv, t, w
         self.tau = float(t[w > 1e-300].max())
         if not self.tau > 0.0:
-            raise ValueError(
-                f"preprocess: the spectral theory needs sup T(y) > 0; got sup T = {self.tau:.3g}"
-            )
+            raise ValueError(f"preprocess: the spectral theory needs sup T(y) > 0; got sup T = {self.tau:.3g}")
 
     def moments(self, lam: float) -> tuple[float, float, float]:
         """E[S^2], E[S (z^2 - 1)], E[S^2 z^2] with S = T / (lam - T)."""
@@ -486,6 +481,7 @@ class _SpectralLaw:
     def overlap(self, alpha: float) -> float:
 
         lb = self.lam_bar(alpha)
+
         def delta(lam: float) -> float:  # (phi - psi) / lam
             return self.moments(lam)[1] - 1.0 / alpha
 
@@ -524,9 +520,7 @@ def _check_spectral(teacher: Any, rho: Any) -> float:
     return rho
 
 
-def spectral_overlap(
-    alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any = None
-) -> float | np.ndarray:
+def spectral_overlap(alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any = None) -> float | np.ndarray:
     r"""Asymptotic squared overlap :math:`\cos^2\theta` of the spectral estimator with the task.
 
     For the top eigenvector :math:`\hat w` of
@@ -669,7 +663,6 @@ def spectral_error(
     q = np.asarray(spectral_overlap(alpha, teacher, rho, preprocess), dtype=float)
     _, _, ef2 = _moments(teacher)
     if degree is not None:
-
         degree = check_int("degree", degree, low=0)
     kmax = 60 if degree is None else degree
     link = as_link(teacher)
@@ -681,7 +674,6 @@ def spectral_error(
 
 def _posterior_moment(teacher: Any, rho: float, power: int) -> Any:
     """A function y -> E[z^power | y] (rho > 0), tabulated with the trapezoidal rule."""
-
 
     f = resolve_teacher(teacher)
     z = np.linspace(-SPECTRAL_Z_MAX, SPECTRAL_Z_MAX, SPECTRAL_Z_POINTS)
@@ -770,7 +762,6 @@ def weak_recovery_threshold(teacher: Any, rho: float) -> float:
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-
 
     rho = float(check_real("rho", rho, low=0.0, low_open=True))
     f = resolve_teacher(teacher)

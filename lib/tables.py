@@ -1,11 +1,9 @@
 """Markdown tables for the chapters, built from columns of numbers.
 
 A chapter shows a table by passing its columns to :func:`markdown_table` and displaying
-the result with :class:`IPython.display.Markdown`, instead of assembling the rows with
+the result with ``IPython.display.Markdown``, instead of assembling the rows with
 f-strings in every notebook.
 
-Notes
------
 Part of the teaching layer (with :mod:`lib.claims` and :mod:`lib.plotting`).
 """
 

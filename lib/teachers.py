@@ -13,8 +13,6 @@ the theory needs: :func:`teacher_moments` :math:`(a_0, a_1, E f^2)`,
 (:func:`gaussian_equivalent`, :func:`gaussian_equivalent_ridge`) and the label moments of
 the finite-size heuristic (:func:`label_moments`).
 
-Notes
------
 The catalogue is used in every chapter; :doc:`Hermite basics </book/hermite/basics>`
 introduces it and :doc:`the equivalence theorem </book/equivalence/theorem>` uses the
 effective noise and the Gaussian equivalent.
@@ -22,25 +20,26 @@ effective noise and the Gaussian equivalent.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Union
+from typing import Any, Callable, NamedTuple, Sequence, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_param, check_real, scalar_or_array as _out
+from lib._checks import check_param, check_real
+from lib._checks import scalar_or_array as _out
 from lib.hermite import (
-    _check_f,
     LINKS,
     Link,
+    _check_f,
     _fixed,
     _gaussian_integrals,
-    _probe_fourth_moment,
     get_link,
     linear_coefficient,
     pad_coefficients,
     partial_sum,
     second_moment,
 )
+from lib.quadrature import probe_fourth_moment
 
 __all__ = [
     "TeacherLike",
@@ -63,7 +62,7 @@ __all__ = [
 #: Every way of naming a teacher that :func:`as_link` accepts: ``None`` (linear), a name
 #: in :data:`LINKS`, a :class:`~lib.hermite.Link`, a vectorized callable ``f(z)`` or a
 #: 1-D array of Hermite coefficients ``a_0, a_1, ...``.
-TeacherLike = Union[None, str, Link, Callable[[np.ndarray], np.ndarray], "ArrayLike"]
+TeacherLike = Union[None, str, Link, Callable[[np.ndarray], np.ndarray], Sequence[float], np.ndarray]
 
 
 #: :math:`a_1` counts as zero when :math:`|a_1| \le` ``A1_ZERO_RTOL`` :math:`\sqrt{E f^2}`
@@ -76,14 +75,12 @@ A1_ZERO_RTOL = 1e-10
 A1_ZERO_ATOL = 1e-12
 
 
-
 def _as_coefficient_array(teacher: Any) -> np.ndarray | None:
     if isinstance(teacher, (list, tuple, np.ndarray)):
         a = check_real("teacher", teacher)
         if a.ndim != 1 or a.size == 0:
             raise ValueError(
-                f"teacher given as Hermite coefficients must be a non-empty 1-D array; "
-                f"got shape {a.shape}"
+                f"teacher given as Hermite coefficients must be a non-empty 1-D array; got shape {a.shape}"
             )
         return a
     return None
@@ -229,7 +226,7 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     moments = link._cache.get("moments")
     if moments is None:
         if link._cache.get("user_callable"):
-            _probe_fourth_moment(link.f)
+            probe_fourth_moment(link.f)
             a01, ef2 = _gaussian_integrals(link.f, 1)
         else:
             a01, ef2 = link.coefficients(1), link.second_moment
@@ -384,7 +381,7 @@ def remainder(f: Callable) -> Link:
     Parameters
     ----------
     f : callable
-        As in :func:`coefficients`.
+        As in :func:`lib.hermite.coefficients`.
 
     Returns
     -------

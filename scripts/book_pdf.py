@@ -62,11 +62,20 @@ def main(argv=None) -> int:
         for page in pages:
             driver.get(base + page)
             title = driver.execute_async_script(WAIT_JS)
-            pdf = driver.execute_cdp_cmd("Page.printToPDF", {
-                "printBackground": False, "preferCSSPageSize": False,
-                "paperWidth": 8.27, "paperHeight": 11.69,  # A4, in inches
-                "marginTop": 0.6, "marginBottom": 0.6, "marginLeft": 0.6,
-                "marginRight": 0.6, "displayHeaderFooter": False})
+            pdf = driver.execute_cdp_cmd(
+                "Page.printToPDF",
+                {
+                    "printBackground": False,
+                    "preferCSSPageSize": False,
+                    "paperWidth": 8.27,
+                    "paperHeight": 11.69,  # A4, in inches
+                    "marginTop": 0.6,
+                    "marginBottom": 0.6,
+                    "marginLeft": 0.6,
+                    "marginRight": 0.6,
+                    "displayHeaderFooter": False,
+                },
+            )
             reader = PdfReader(io.BytesIO(base64.b64decode(pdf["data"])))
             first = len(writer.pages)
             for p in reader.pages:

@@ -22,17 +22,23 @@ from pathlib import Path
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--disable-component-update",
-         "--no-first-run", "--disable-dev-shm-usage", "--hide-scrollbars")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
 
 
 def missing() -> str | None:
     """Why the browser cannot run here (a sentence), or None when it can."""
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not (Path(path).is_file() and os.access(path, os.X_OK)):
-            return (f"{path} not found: install Debian's {package} "
-                    "(apt-get install chromium chromium-driver)")
+            return f"{path} not found: install Debian's {package} (apt-get install chromium chromium-driver)"
     try:
         import selenium  # noqa: F401
     except ImportError:

@@ -9,9 +9,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from lib.attention import AUTO_DENSE_MAX_P, AUTO_DUAL_MAX_N, ConvergenceError, _auto_method, embed, exact_error, fit_gamma, gamma_from_weights, linear_attention, predict, weights_from_gamma
-from lib.simulation import mc_error
+from lib.attention import (
+    AUTO_DENSE_MAX_P,
+    AUTO_DUAL_MAX_N,
+    ConvergenceError,
+    _auto_method,
+    embed,
+    exact_error,
+    fit_gamma,
+    gamma_from_weights,
+    linear_attention,
+    predict,
+    weights_from_gamma,
+)
 from lib.samplers import context_features, feature_matrix, sample_features, sample_task_set, sample_tasks
+from lib.simulation import mc_error
 
 SOLVERS = ("dense", "dual", "matfree")
 
@@ -110,7 +122,9 @@ def test_weights_from_gamma_round_trip():
     W_kq, W_pv = weights_from_gamma(gamma)
     assert_allclose(gamma_from_weights(W_kq, W_pv), gamma, rtol=1e-14)
     X, y, xq = random_contexts(rng, 4, ell, d)
-    assert_allclose(linear_attention(embed(X, y, xq), W_kq, W_pv), predict(gamma, xq, context_features(X, y)), rtol=1e-10)
+    assert_allclose(
+        linear_attention(embed(X, y, xq), W_kq, W_pv), predict(gamma, xq, context_features(X, y)), rtol=1e-10
+    )
 
 
 def test_attention_input_validation():
@@ -339,6 +353,5 @@ def test_ridge_penalty_is_n_over_d_lam(method, n):
     resid = y - np.einsum("nd,de,ne->n", X, gamma, F)
     grad = X.T @ (resid[:, None] * F)  # Phi^T r as a d x (d+1) matrix
     assert_allclose(grad, n / d * lam * gamma, rtol=1e-6, atol=1e-9 * np.abs(grad).max())
-    twice = fit_gamma(np.vstack([X, X]), np.vstack([F, F]), np.concatenate([y, y]), lam=lam, method=method,
-                      rtol=1e-12)
+    twice = fit_gamma(np.vstack([X, X]), np.vstack([F, F]), np.concatenate([y, y]), lam=lam, method=method, rtol=1e-12)
     assert_allclose(twice, gamma, rtol=1e-6, atol=1e-9)

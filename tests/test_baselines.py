@@ -7,13 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
-
-from lib.baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
-from lib.samplers import sample_contexts, sample_tasks
-from lib import samplers, teachers, theory
-from lib.hermite import get_link
-from lib import baselines
 from scipy import stats
+
+from lib import baselines, samplers, teachers, theory
+from lib.baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
+from lib.hermite import get_link
+from lib.samplers import sample_contexts, sample_tasks
 
 
 def relu(z):
@@ -26,8 +25,11 @@ def relu(z):
 
 
 @given(
-    n=st.integers(1, 3), ell=st.integers(1, 8), d=st.integers(1, 8),
-    rho=st.floats(1e-3, 10.0), seed=st.integers(0, 2**31),
+    n=st.integers(1, 3),
+    ell=st.integers(1, 8),
+    d=st.integers(1, 8),
+    rho=st.floats(1e-3, 10.0),
+    seed=st.integers(0, 2**31),
 )
 @settings(max_examples=40, deadline=None)
 def test_bayes_ridge_matches_the_primal_formula(n, ell, d, rho, seed):
@@ -207,12 +209,17 @@ def test_gaussian_equivalent_predict_is_gaussian_posterior_mean():
     xq = rng.standard_normal((n, d)) / np.sqrt(d)
     y = rng.standard_normal((n, ell))
     got = baselines.gaussian_equivalent_predict(X, y, xq, coeffs, rho)
-    want = [0.4 + 0.64 * xq[i] @ X[i].T @ np.linalg.solve(0.64 * X[i] @ X[i].T + rho * np.eye(ell), y[i] - 0.4)
-            for i in range(n)]
+    want = [
+        0.4 + 0.64 * xq[i] @ X[i].T @ np.linalg.solve(0.64 * X[i] @ X[i].T + rho * np.eye(ell), y[i] - 0.4)
+        for i in range(n)
+    ]
     assert_allclose(got, want, rtol=1e-10)
     # linear teacher: the same as the Bayes ridge predictor
-    assert_allclose(baselines.gaussian_equivalent_predict(X, y, xq, None, rho),
-                    baselines.bayes_ridge_predict(X, y, xq, rho), rtol=1e-12)
+    assert_allclose(
+        baselines.gaussian_equivalent_predict(X, y, xq, None, rho),
+        baselines.bayes_ridge_predict(X, y, xq, rho),
+        rtol=1e-12,
+    )
     # a1 = 0: the constant a0
     assert_allclose(baselines.gaussian_equivalent_predict(X, y, xq, "h2", rho), 0.0, atol=1e-12)
 
@@ -223,8 +230,9 @@ def test_context_ridge_errors_match_theory():
     for name, kw in (("ridge", dict(ridge=0.1)), ("ge", None), ("ge_intercept", None)):
         if kw is None:
             intercept = name == "ge_intercept"
-            kw = dict(ridge=teachers.gaussian_equivalent_ridge("relu", 0.1, intercept=intercept)[1],
-                      intercept=intercept)
+            kw = dict(
+                ridge=teachers.gaussian_equivalent_ridge("relu", 0.1, intercept=intercept)[1], intercept=intercept
+            )
         want = theory.context_ridge_error("relu", 3.0, 0.1, **kw)
         mean, se = out[name]
         # finite d = 60 adds an O(1/d) bias; allow it on top of 4 standard errors

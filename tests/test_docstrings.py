@@ -29,7 +29,7 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 docscrape = pytest.importorskip("numpydoc.docscrape")
 
 MODULES = (
-    "lib", "lib._checks", "lib.hermite", "lib.teachers", "lib.samplers", "lib.attention",
+    "lib", "lib._checks", "lib.quadrature", "lib.hermite", "lib.teachers", "lib.samplers", "lib.attention",
     "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",
     "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
@@ -88,7 +88,9 @@ def test_numpydoc_validation(qualname):
     assert not errors, f"{qualname}: " + "; ".join(f"{c} {m}" for c, m in errors)
 
 
-@pytest.mark.parametrize("qualname", [q for q in OBJECTS if inspect.isroutine(_resolve(q)) or inspect.isclass(_resolve(q))])
+@pytest.mark.parametrize(
+    "qualname", [q for q in OBJECTS if inspect.isroutine(_resolve(q)) or inspect.isclass(_resolve(q))]
+)
 def test_no_phantom_items(qualname):
     obj = _resolve(qualname)
     doc = docscrape.ClassDoc(obj) if inspect.isclass(obj) else docscrape.FunctionDoc(obj)

@@ -17,8 +17,9 @@ PARAMS = dict(alpha=2.0, kappa=1.5, tau=3.0, rho=0.1)
 
 def _mean_icl(teacher, rho, d, seeds, n_test=40_000):
     vals = [
-        simulation.simulate(d, PARAMS["alpha"], PARAMS["kappa"], PARAMS["tau"], rho,
-                           teacher=teacher, rng=s, n_test=n_test)["icl"]
+        simulation.simulate(
+            d, PARAMS["alpha"], PARAMS["kappa"], PARAMS["tau"], rho, teacher=teacher, rng=s, n_test=n_test
+        )["icl"]
         for s in seeds
     ]
     return float(np.mean(vals)), float(np.std(vals, ddof=1) / np.sqrt(len(vals)))

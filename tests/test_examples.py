@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 MODULES = (
-    "lib._checks", "lib.hermite", "lib.teachers", "lib.samplers", "lib.attention", "lib.simulation",
+    "lib._checks", "lib.quadrature", "lib.hermite", "lib.teachers", "lib.samplers", "lib.attention", "lib.simulation",
     "lib.baselines", "lib.spectral", "lib.theory.marchenko_pastur", "lib.theory.linear",
     "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap", "lib.finite_size.data",
     "lib.finite_size.fits", "lib.finite_size.study", "lib.claims", "lib.tables",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import os
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -23,10 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
-
-from lib import finite_size as fs
-from lib import finite_size
 from scipy import stats
+
+from lib import finite_size
+from lib import finite_size as fs
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "make_finite_size.py"
@@ -105,8 +105,18 @@ def test_data_files_match_the_script(experiment):
         assert row["n_test"] == spec.n_test
         assert math.isfinite(row["icl"]) and math.isfinite(row["idg"]) and row["icl"] > 0
     meta = json.loads((fs.DATA_DIR / f"finite_size_{experiment}.json").read_text())
-    for key in ("command", "parameters", "seeds", "lib_version", "git_commit", "date", "machine",
-                "numpy", "scipy", "total_seconds"):
+    for key in (
+        "command",
+        "parameters",
+        "seeds",
+        "lib_version",
+        "git_commit",
+        "date",
+        "machine",
+        "numpy",
+        "scipy",
+        "total_seconds",
+    ):
         assert key in meta, key
     assert meta["rows"] == len(rows)
     assert meta["seeds"]["base_seed"] == mfs.BASE_SEED
@@ -159,8 +169,7 @@ def test_run_experiment_survives_a_replaced_file(tmp_path):
         if " 2/5 " in msg:  # as `git stash` does: a new file, without this run's rows
             os.replace(header_only, path)
 
-    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
-                       log=replace_after_two_rows)
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=replace_after_two_rows)
     rows = fs.load("smoke", data_dir=tmp_path)
     assert len(rows) == 5, log
     assert any("was replaced" in m and "2 rows of this run restored" in m for m in log), log
@@ -204,7 +213,9 @@ def test_extrapolate_exact_data():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    e_inf=st.floats(0.1, 3.0), c=st.floats(-10.0, 10.0), b=st.floats(0.5, 2.0),
+    e_inf=st.floats(0.1, 3.0),
+    c=st.floats(-10.0, 10.0),
+    b=st.floats(0.5, 2.0),
 )
 def test_extrapolate_recovers_parameters_of_exact_data(e_inf, c, b):
     d = np.array([20.0, 40.0, 60.0, 100.0, 150.0, 200.0])
@@ -290,12 +301,29 @@ def _synthetic_rows() -> list[dict]:
         for d, draws in ((10, 3), (20, 2), (40, 1)):
             for draw in range(draws):
                 e = 1.0 + 2.0 / d + 0.01 * rng.standard_normal()
-                rows.append({
-                    "experiment": "toy", "label": "relu", "teacher": "relu", "variant": variant,
-                    "d": d, "draw": draw, "seed": 1000 * d + draw, "alpha": 2.0, "kappa": math.inf,
-                    "tau": 3.0, "rho": 0.1, "lam": 0.0, "icl": e, "icl_se": 0.004, "idg": e - 0.1,
-                    "idg_se": 0.003, "n_test": 500, "method": "dense", "seconds": 0.5,
-                })
+                rows.append(
+                    {
+                        "experiment": "toy",
+                        "label": "relu",
+                        "teacher": "relu",
+                        "variant": variant,
+                        "d": d,
+                        "draw": draw,
+                        "seed": 1000 * d + draw,
+                        "alpha": 2.0,
+                        "kappa": math.inf,
+                        "tau": 3.0,
+                        "rho": 0.1,
+                        "lam": 0.0,
+                        "icl": e,
+                        "icl_se": 0.004,
+                        "idg": e - 0.1,
+                        "idg_se": 0.003,
+                        "n_test": 500,
+                        "method": "dense",
+                        "seconds": 0.5,
+                    }
+                )
     return rows
 
 
@@ -393,8 +421,7 @@ def test_rows_do_not_depend_on_the_number_of_workers(tmp_path):
         out = tmp_path / f"w{workers}"
         client = None if workers == 0 else mfs.start_client(workers)
         try:
-            mfs.run_experiment("smoke", out, dims=(8, 12), draws=1, n_test=300,
-                               log=lambda m: None, client=client)
+            mfs.run_experiment("smoke", out, dims=(8, 12), draws=1, n_test=300, log=lambda m: None, client=client)
         finally:
             if client is not None:
                 cluster = client.cluster
@@ -414,13 +441,11 @@ def test_rows_do_not_depend_on_the_number_of_workers(tmp_path):
 
 
 def test_run_experiment_labels_select_configurations(tmp_path):
-    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None,
-                       labels=("h2",))
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None, labels=("h2",))
     rows = fs.load("smoke", data_dir=tmp_path)
     assert {r["label"] for r in rows} == {"h2"} and len(rows) == 2
     with pytest.raises(SystemExit, match="unknown label"):
-        mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
-                           log=lambda m: None, labels=("nope",))
+        mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None, labels=("nope",))
 
 
 # ----------------------------------------------------------------------------------------
@@ -526,8 +551,14 @@ def test_summarize_refuses_negative_se(column):
     [
         (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e6), r"power must be a fixed exponent in POWER_BOUNDS.*1000000"),
         (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e-300), r"power must be .*POWER_BOUNDS.*got power = 1e-300"),
-        (lambda: fs.extrapolate([1e-310, 2e-310, 3e-310], [1.0, 2.0, 3.0]), r"d must be positive normal floats.*1e-310"),
-        (lambda: fs.extrapolate_quadratic([1e-160, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]), r"numerically singular.*d = \[1e-160"),
+        (
+            lambda: fs.extrapolate([1e-310, 2e-310, 3e-310], [1.0, 2.0, 3.0]),
+            r"d must be positive normal floats.*1e-310",
+        ),
+        (
+            lambda: fs.extrapolate_quadratic([1e-160, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]),
+            r"numerically singular.*d = \[1e-160",
+        ),
         (lambda: fs.extrapolate([100.0, 100.0 + 1e-12, 100.0 + 2e-12], [1.0, 2.0, 3.0]), r"numerically singular"),
         (lambda: fs.slope_through_origin([1e-310, 2e-310], [1, 2], [1.0, 1.0]), r"d must be positive normal floats"),
         (lambda: fs.slope_through_origin([1e-200, 2e-200], [1, 2], [1e-200] * 2), r"c_se = 10\*\*-400.*rescale"),
@@ -557,7 +588,9 @@ def test_fits_are_scale_invariant(scale_d, scale_e):
     ref, got = fs.extrapolate_quadratic(d, e, se), fs.extrapolate_quadratic(ds, es, ses)
     assert_allclose([got.c, got.c2_se], [ref.c * scale_e * scale_d, ref.c2_se * scale_e * scale_d**2], rtol=1e-8)
     ref, got = fs.slope_through_origin(d, e - 1.0, se), fs.slope_through_origin(ds, (e - 1.0) * scale_e, ses)
-    assert_allclose([got.c, got.c_se, got.chi2], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d, ref.chi2], rtol=1e-9)
+    assert_allclose(
+        [got.c, got.c_se, got.chi2], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d, ref.chi2], rtol=1e-9
+    )
 
 
 def test_slope_through_origin_tiny_scales_gives_the_weighted_mean():
@@ -593,10 +626,7 @@ def test_quadratic_fit_errors_match_monte_carlo():
     d = np.array([20.0, 30.0, 40.0, 60.0, 100.0, 200.0])
     se = np.full(d.size, 0.01)
     fits = [
-        fs.extrapolate_quadratic(
-            d, 1.0 + 2.0 / d + 20 / d**2 + se * rng.standard_normal(6), se
-        )
-        for _ in range(2000)
+        fs.extrapolate_quadratic(d, 1.0 + 2.0 / d + 20 / d**2 + se * rng.standard_normal(6), se) for _ in range(2000)
     ]
     e_inf = np.array([f.e_inf for f in fits])
     assert np.std(e_inf) == pytest.approx(fits[0].e_inf_se, rel=0.08)

@@ -344,10 +344,16 @@ def test_square_integrable_but_fast_growing_is_fine(no_warnings):
     assert H.coefficients(lambda z: z**10, 0)[0] == pytest.approx(945.0, rel=1e-10)
 
 
-@pytest.mark.parametrize("degree, error", [(-1, ValueError), (2.5, TypeError), (True, TypeError), ("3", TypeError), (H.MAX_DEGREE + 1, ValueError)])
+@pytest.mark.parametrize(
+    "degree, error",
+    [(-1, ValueError), (2.5, TypeError), (True, TypeError), ("3", TypeError), (H.MAX_DEGREE + 1, ValueError)],
+)
 def test_bad_degree(degree, error):
-    for call in (lambda: H.coefficients(np.tanh, degree), lambda: H.partial_sum_errors(np.tanh, degree),
-                 lambda: H.LINKS["relu"].coefficients(degree)):
+    for call in (
+        lambda: H.coefficients(np.tanh, degree),
+        lambda: H.partial_sum_errors(np.tanh, degree),
+        lambda: H.LINKS["relu"].coefficients(degree),
+    ):
         with pytest.raises(error, match=r"^degree must be an integer"):
             call()
 
@@ -411,9 +417,7 @@ def test_changing_degrees_odd_even_links():
 
 def test_changing_degrees_callable_matches_link_and_errors_change_there():
     link = H.get_link("abs")
-    assert np.array_equal(
-        H.changing_degrees(link.f, 16, 2), H.changing_degrees(link, 16, 2)
-    )
+    assert np.array_equal(H.changing_degrees(link.f, 16, 2), H.changing_degrees(link, 16, 2))
     err = H.partial_sum_errors(link, 16)
     mask = H.changing_degrees(link, 16, 1)
     # where a_D = 0 the error does not move; where it is kept, it drops
@@ -433,13 +437,3 @@ def test_changing_degrees_callable_matches_link_and_errors_change_there():
 def test_changing_degrees_rejects_bad_input(kwargs, word):
     with pytest.raises(ValueError, match=word):
         H.changing_degrees(H.get_link("relu"), **kwargs)
-
-
-def test_gauss_hermite_rule_and_padding():
-    z, w = H.gauss_hermite(20)
-    assert_allclose(w.sum(), 1.0, rtol=1e-14)
-    assert_allclose([w @ z**2, w @ z**4, w @ z**3], [1.0, 3.0, 0.0], atol=1e-12)
-    with pytest.raises(ValueError, match="n"):
-        H.gauss_hermite(0)
-    assert_allclose(H.pad_coefficients([1.0, 2.0, 3.0], 1), [1.0, 2.0])
-    assert_allclose(H.pad_coefficients([1.0], 3), [1.0, 0.0, 0.0, 0.0])

@@ -116,8 +116,12 @@ def test_plotting_and_widgets_load_on_first_use():
 
 @pytest.mark.parametrize(
     "old, new",
-    [("lib.theory", "effective_noise"), ("lib.hermite", "teacher_moments"), ("lib.attention", "simulate"),
-     ("lib.baselines", "spectral_predict")],
+    [
+        ("lib.theory", "effective_noise"),
+        ("lib.hermite", "teacher_moments"),
+        ("lib.attention", "simulate"),
+        ("lib.baselines", "spectral_predict"),
+    ],
 )
 def test_moved_names_say_where_they_went(old, new):
     import importlib
@@ -130,6 +134,9 @@ def test_moved_names_say_where_they_went(old, new):
 def test_every_lib_module_has_an_api_page():
     api = ROOT / "book" / "api"
     text = "\n".join(p.read_text() for p in api.glob("*.md"))
-    missing = [name for name in _modules() if name != "lib" and not name.split(".")[-1].startswith("_")
-               and f"automodule:: {name}\n" not in text]
+    missing = [
+        name
+        for name in _modules()
+        if name != "lib" and not name.split(".")[-1].startswith("_") and f"automodule:: {name}\n" not in text
+    ]
     assert not missing, f"modules without an automodule directive in book/api/: {missing}"

@@ -65,7 +65,9 @@ def test_figure_draws_the_theory_curves():
 def test_figure_reference_levels():
     fig = task_diversity_figure("tanh", alpha=5.0, tau=5.0, rho=0.1, lam=0.3)
     levels = sorted(float(line.get_ydata()[0]) for line in fig.axes[0].lines[2:])
-    expected = sorted([teachers.effective_noise("tanh", 0.1), theory.nonlinear_icl_error("tanh", 5.0, np.inf, 5.0, 0.1, 0.3)])
+    expected = sorted(
+        [teachers.effective_noise("tanh", 0.1), theory.nonlinear_icl_error("tanh", 5.0, np.inf, 5.0, 0.1, 0.3)]
+    )
     assert_allclose(levels, expected)
 
 

@@ -218,8 +218,13 @@ def test_samplers_agree_for_fresh_tasks_and_task_sets(teacher):
     def invariants(fb):
         h, q = fb.features[:, :d], fb.features[:, d]
         return np.column_stack(
-            [np.sum(h**2, axis=1), q, np.einsum("nd,nd->n", fb.queries, h),
-             np.einsum("nd,de,ne->n", fb.queries, gamma, fb.features), fb.targets]
+            [
+                np.sum(h**2, axis=1),
+                q,
+                np.einsum("nd,nd->n", fb.queries, h),
+                np.einsum("nd,de,ne->n", fb.queries, gamma, fb.features),
+                fb.targets,
+            ]
         )
 
     fs = sample_features(n, d, ell, None, teacher, rho, rng=31)
@@ -230,8 +235,7 @@ def test_samplers_agree_for_fresh_tasks_and_task_sets(teacher):
     fs = sample_features(n, d, ell, tasks, teacher, rho, rng=34)
     fd = sample_features(n, d, ell, tasks, teacher, rho, rng=35, method="direct")
     assert_same_moments(invariants(fs), invariants(fd))
-    assert_same_moments(fs.features @ np.vstack([tasks.T, np.ones(3)]),
-                        fd.features @ np.vstack([tasks.T, np.ones(3)]))
+    assert_same_moments(fs.features @ np.vstack([tasks.T, np.ones(3)]), fd.features @ np.vstack([tasks.T, np.ones(3)]))
 
 
 @pytest.mark.slow

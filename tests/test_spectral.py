@@ -29,9 +29,7 @@ def _brute_predict(X, y, x_query, preprocess=None, degree=4):
     pred = np.empty(n)
     for j in range(n):
         s = np.sqrt(d) * X[j] @ W[j]
-        H = np.stack(
-            [hermite.hermite_function(k, s) for k in range(degree + 1)], axis=1
-        )
+        H = np.stack([hermite.hermite_function(k, s) for k in range(degree + 1)], axis=1)
         b = np.linalg.lstsq(H, y[j], rcond=None)[0]
         sq = np.sqrt(d) * x_query[j] @ W[j]
         pred[j] = sum(b[k] * hermite.hermite_function(k, sq) for k in range(degree + 1))
@@ -40,9 +38,7 @@ def _brute_predict(X, y, x_query, preprocess=None, degree=4):
 
 @pytest.fixture(scope="module")
 def ctx():
-    return samplers.sample_contexts(
-        5, 12, 40, None, "h2", 0.1, np.random.default_rng(3)
-    )
+    return samplers.sample_contexts(5, 12, 40, None, "h2", 0.1, np.random.default_rng(3))
 
 
 @pytest.mark.parametrize("pre", [None, "clip", "square", lambda y: np.tanh(y)])
@@ -63,9 +59,7 @@ def test_given_link_sign_is_fixed_from_the_data():
     rng = np.random.default_rng(5)
     c = samplers.sample_contexts(4, 20, 400, None, "cubic", 0.01, rng)
     link = hermite.get_link("cubic")
-    pred = spectral.spectral_predict(
-        c.X, c.y, c.x_query, preprocess="square", link=link
-    )
+    pred = spectral.spectral_predict(c.X, c.y, c.x_query, preprocess="square", link=link)
     # with a good direction the prediction is close to the truth f(x^T w)
     truth = link(np.einsum("nd,nd->n", c.x_query, c.w))
     assert np.mean((pred - truth) ** 2) < 0.3 * np.var(truth)
@@ -78,9 +72,7 @@ def test_exact_test_error_matches_monte_carlo():
     w_hat, coef = spectral.spectral_fit(c.X, c.y)
     xq = rng.standard_normal((200_000, 30)) / np.sqrt(30)
     for j in range(3):
-        yq = np.maximum(xq @ c.w[j], 0.0) + np.sqrt(0.1) * rng.standard_normal(
-            xq.shape[0]
-        )
+        yq = np.maximum(xq @ c.w[j], 0.0) + np.sqrt(0.1) * rng.standard_normal(xq.shape[0])
         s = np.sqrt(30) * xq @ w_hat[j]
         g = hermite.partial_sum(coef[j], s)
         err = (yq - g) ** 2
@@ -114,9 +106,7 @@ def test_validation_messages(ctx):
 
 def test_threshold_and_limits():
     a_c = spectral.spectral_threshold("h2", 0.1)
-    q = spectral.spectral_overlap(
-        np.array([0.5 * a_c, 0.99 * a_c, 1.01 * a_c, 1e4]), "h2", 0.1
-    )
+    q = spectral.spectral_overlap(np.array([0.5 * a_c, 0.99 * a_c, 1.01 * a_c, 1e4]), "h2", 0.1)
     assert q[0] == 0.0 and q[1] == 0.0
     assert 0.0 < q[2] < 0.05
     assert q[3] > 0.999

@@ -73,7 +73,9 @@ def test_as_link_of_coefficients_uses_them_in_closed_form():
     assert_allclose(link(np.array([0.0])), [0.5 - 0.3 / np.sqrt(2.0)])
 
 
-@pytest.mark.parametrize(("teacher", "exc"), [(3.0, TypeError), ("softplus", ValueError), (np.ones((2, 2)), ValueError)])
+@pytest.mark.parametrize(
+    ("teacher", "exc"), [(3.0, TypeError), ("softplus", ValueError), (np.ones((2, 2)), ValueError)]
+)
 def test_as_link_refuses_what_is_not_a_teacher(teacher, exc):
     with pytest.raises(exc, match="teacher"):
         teachers.as_link(teacher)

@@ -200,7 +200,9 @@ def test_extreme_parameters_stay_accurate():
     assert_allclose(icl_error(2, [0.3, INF], 1e-12, 0.1, [1e-9, 5.0]), 1.1, rtol=1e-9)
     assert_allclose(icl_error(2, [0.3, INF], 3.0, 0.1, 1e14), 1.1, rtol=1e-9)
     # tau >> 1 with a fixed ridge: converges (root ~ lam, no cancellation).
-    assert_allclose(icl_error(2, 1.5, 1e14, 0.1, [1e-6, 1.0, 1e6]), icl_error(2, 1.5, 1e12, 0.1, [1e-6, 1.0, 1e6]), rtol=1e-9)
+    assert_allclose(
+        icl_error(2, 1.5, 1e14, 0.1, [1e-6, 1.0, 1e6]), icl_error(2, 1.5, 1e12, 0.1, [1e-6, 1.0, 1e6]), rtol=1e-9
+    )
     # At the peak tau = 1 the ridge error grows like lam^(-1/2).
     e = icl_error(2, 1.5, 1.0, 0.1, [1e-200, 1e-100])
     assert_allclose(e[0] / e[1], 1e50, rtol=1e-6)
@@ -285,10 +287,20 @@ def test_nonlinear_map():
     a1 = 0.5
     rho_nl = 0.1 + 0.5 - a1**2  # ReLU: E f^2 = 1/2, a_1 = 1/2
     assert_allclose(effective_noise("relu", 0.1), rho_nl, rtol=1e-12)
-    assert_allclose(nonlinear_icl_error("relu", 2, 1.5, 3, 0.1, 0.2), a1**2 * icl_error(2, 1.5, 3, rho_nl / a1**2, 0.2 / a1**2), rtol=1e-12)
-    assert_allclose(nonlinear_idg_error("relu", 2, 1.5, 3, 0.1), a1**2 * idg_error(2, 1.5, 3, rho_nl / a1**2), rtol=1e-12)
+    assert_allclose(
+        nonlinear_icl_error("relu", 2, 1.5, 3, 0.1, 0.2),
+        a1**2 * icl_error(2, 1.5, 3, rho_nl / a1**2, 0.2 / a1**2),
+        rtol=1e-12,
+    )
+    assert_allclose(
+        nonlinear_idg_error("relu", 2, 1.5, 3, 0.1), a1**2 * idg_error(2, 1.5, 3, rho_nl / a1**2), rtol=1e-12
+    )
     # Coefficient arrays: a_0 and the a_m, m >= 2, only add to the noise.
-    assert_allclose(nonlinear_icl_error([0.3, 0.8, 0.2, -0.1], 1, 2, 4, 0.05), nonlinear_icl_error([0.0, 0.8, 0.0, 0.0], 1, 2, 4, 0.05 + 0.14), rtol=1e-12)
+    assert_allclose(
+        nonlinear_icl_error([0.3, 0.8, 0.2, -0.1], 1, 2, 4, 0.05),
+        nonlinear_icl_error([0.0, 0.8, 0.0, 0.0], 1, 2, 4, 0.05 + 0.14),
+        rtol=1e-12,
+    )
 
 
 def test_a1_zero_branch():
@@ -308,7 +320,9 @@ def _mp_stieltjes(z, gamma):
     return (1 - gamma - z - np.sqrt((1 - gamma - z) ** 2 - 4 * gamma * z + 0j)) / (2 * gamma * z)
 
 
-@pytest.mark.parametrize("rho_nl, alpha, tau, lam", [(1.1, 2, 3, 0.5), (0.4, 1, 0.4, 0.05), (2.0, 0.5, 0.9, 3.0), (0.05, 3, 10, 1e-3)])
+@pytest.mark.parametrize(
+    "rho_nl, alpha, tau, lam", [(1.1, 2, 3, 0.5), (0.4, 1, 0.4, 0.05), (2.0, 0.5, 0.9, 3.0), (0.05, 3, 10, 1e-3)]
+)
 def test_pure_noise_matches_theory_form(rho_nl, alpha, tau, lam):
     mu, gamma, h = lam * alpha / rho_nl, 1 / tau, 1e-20
     m = _mp_stieltjes(-mu, gamma).real
@@ -319,7 +333,13 @@ def test_pure_noise_matches_theory_form(rho_nl, alpha, tau, lam):
 
 @pytest.mark.parametrize(
     "alpha, kappa, tau, rho, lam",
-    [(2, 1.5, 3, 0.1, 0.5), (1, 0.5, 0.5, 0.3, 0.1), (2, INF, 0.4, 0.0, 1.0), (0.7, 3, 5, 1.0, 0.0), (1, 0.5, 0.5, 0.2, 0.0)],
+    [
+        (2, 1.5, 3, 0.1, 0.5),
+        (1, 0.5, 0.5, 0.3, 0.1),
+        (2, INF, 0.4, 0.0, 1.0),
+        (0.7, 3, 5, 1.0, 0.0),
+        (1, 0.5, 0.5, 0.2, 0.0),
+    ],
 )
 def test_a1_to_zero_is_continuous(alpha, kappa, tau, rho, lam):
     a0, a2 = 0.3, 1.0

@@ -153,8 +153,9 @@ def test_random_extreme_points_vectorized():
     floating-point warning (pytest turns lib's RuntimeWarnings into errors)."""
     rng = np.random.default_rng(20261201)
     n = 4000
-    a, k, t, r, lam = (10.0 ** rng.uniform(lo, hi, n) for lo, hi in
-                       [(-149, 30), (-300, 300), (-12, 12), (-300, 100), (-300, 300)])
+    a, k, t, r, lam = (
+        10.0 ** rng.uniform(lo, hi, n) for lo, hi in [(-149, 30), (-300, 300), (-12, 12), (-300, 100), (-300, 300)]
+    )
     k[rng.random(n) < 0.2] = INF
     r[rng.random(n) < 0.1] = 0.0
     keep = (1.0 + r) / a <= theory.RIDGE_MAX

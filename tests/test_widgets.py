@@ -3,12 +3,12 @@
 import re
 from pathlib import Path
 
-from lib import widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
-from lib import teachers
+
+from lib import teachers, widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,8 +24,6 @@ of the experiment's nominal teacher; the noise actually used by the ``gaussian``
 ``noise`` variants is derived from it (see ``data/README.md``). Rows with exact errors
 (linear teacher) have ``n_test = 0`` and ``icl_se = idg_se = 0``.
 
-Notes
------
 Used in: chapters 2, 3 and the Performance appendix.
 """
 
@@ -40,7 +38,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-
 __all__ = ["COLUMNS", "DATA_DIR", "available_experiments", "load", "table", "summarize", "gap"]
 
 #: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
@@ -52,16 +49,31 @@ DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
 
 #: Columns of every ``lib/data/finite_size_<experiment>.csv``, in order.
 COLUMNS: tuple[str, ...] = (
-    "experiment", "label", "teacher", "variant", "d", "draw", "seed",
-    "alpha", "kappa", "tau", "rho", "lam",
-    "icl", "icl_se", "idg", "idg_se", "n_test", "method", "seconds",
+    "experiment",
+    "label",
+    "teacher",
+    "variant",
+    "d",
+    "draw",
+    "seed",
+    "alpha",
+    "kappa",
+    "tau",
+    "rho",
+    "lam",
+    "icl",
+    "icl_se",
+    "idg",
+    "idg_se",
+    "n_test",
+    "method",
+    "seconds",
 )
 _STR_COLUMNS = frozenset({"experiment", "label", "teacher", "variant", "method"})
 _INT_COLUMNS = frozenset({"d", "draw", "seed", "n_test"})
 #: Columns that must be constant within the rows handed to :func:`summarize`.
 _CONFIG_COLUMNS = ("experiment", "label", "teacher", "variant", "alpha", "kappa", "tau", "rho", "lam")
 _PREFIX = "finite_size_"
-#: Range of the exponent b in the free-power fit of :func:`extrapolate`.
 # ----------------------------------------------------------------------------------------
 # reading the tables
 # ----------------------------------------------------------------------------------------
@@ -85,7 +97,7 @@ def available_experiments(data_dir: str | Path | None = None) -> list[str]:
         Sorted experiment names, for instance ``["h2_study", "linear_points", ...]``.
     """
     folder = _dir(data_dir)
-    return sorted(p.stem[len(_PREFIX):] for p in folder.glob(f"{_PREFIX}*.csv"))
+    return sorted(p.stem[len(_PREFIX) :] for p in folder.glob(f"{_PREFIX}*.csv"))
 
 
 def _path(experiment: Any, data_dir: str | Path | None) -> Path:
@@ -261,9 +273,7 @@ def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -
     kept = [r for r in rows if all(_matches(r[k], v) for k, v in filters.items())]
     if not kept:
         present = {k: sorted({r[k] for r in rows}, key=str) for k in filters}
-        raise ValueError(
-            f"no row of experiment {experiment!r} matches {filters}; values present: {present}"
-        )
+        raise ValueError(f"no row of experiment {experiment!r} matches {filters}; values present: {present}")
     return _columns(kept)
 
 

@@ -1,26 +1,33 @@
 r"""Weighted least-squares fits of the finite-size law :math:`e(d) = e_\infty + c/d^b`.
 
-Notes
------
 Used in chapters 2, 3 and the Performance appendix.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy import optimize, stats
 
-from pathlib import Path
-
 from lib._checks import check_real
 from lib.finite_size.data import summarize, table
 
-__all__ = ["FiniteSizeFit", "extrapolate", "fit", "QuadraticFit", "extrapolate_quadratic", "point_label",
-           "B_BOUNDS", "POWER_BOUNDS", "MAX_CONDITION"]
+__all__ = [
+    "FiniteSizeFit",
+    "extrapolate",
+    "fit",
+    "QuadraticFit",
+    "extrapolate_quadratic",
+    "point_label",
+    "B_BOUNDS",
+    "POWER_BOUNDS",
+    "MAX_CONDITION",
+]
 
+#: Range of the exponent b in the free-power fit of :func:`extrapolate`.
 B_BOUNDS: tuple[float, float] = (0.2, 5.0)
 #: Allowed range of a fixed exponent ``power`` of :func:`extrapolate` (outside it ``d**-power``
 #: is constant or underflows on any sensible set of dimensions).
@@ -62,7 +69,6 @@ class FiniteSizeFit(NamedTuple):
     chi2: float
     dof: int
     p_value: float
-
 
 
 # ----------------------------------------------------------------------------------------
@@ -139,7 +145,14 @@ def _wls(
     log_scale = math.log(scale)
     params = [_unscale(n, float(c), log_scale + p * log_ref, inputs) for n, p, c in zip(names, powers, coef)]
     errs = [_unscale(f"{n}_se", float(v), log_scale + p * log_ref, inputs) for n, p, v in zip(names, powers, errs_s)]
-    scaled = {"coef": coef, "sigma": sigma_s, "e": e / scale, "t": np.exp(log_d - log_ref), "log_ref": log_ref, "log_scale": log_scale}
+    scaled = {
+        "coef": coef,
+        "sigma": sigma_s,
+        "e": e / scale,
+        "t": np.exp(log_d - log_ref),
+        "log_ref": log_ref,
+        "log_scale": log_scale,
+    }
     return params, errs, chi2, scaled
 
 
@@ -242,13 +255,21 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
         # The free fit runs on the rescaled problem: t = d / min(d), e / max(se); then
         # c = max(se) * c' * min(d)**b and its error follows from the Jacobian of that map.
         def model(x, e_inf, c, b):
-            return e_inf + c * x ** -b
+            return e_inf + c * x**-b
 
         try:
             p_s, cov_s = optimize.curve_fit(
-                model, sc["t"], sc["e"], p0=[sc["coef"][0], sc["coef"][1], 1.0], sigma=sc["sigma"],
-                absolute_sigma=True, bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]),
-                max_nfev=10_000, ftol=1e-12, xtol=1e-12, gtol=1e-12,
+                model,
+                sc["t"],
+                sc["e"],
+                p0=[sc["coef"][0], sc["coef"][1], 1.0],
+                sigma=sc["sigma"],
+                absolute_sigma=True,
+                bounds=([-np.inf, -np.inf, B_BOUNDS[0]], [np.inf, np.inf, B_BOUNDS[1]]),
+                max_nfev=10_000,
+                ftol=1e-12,
+                xtol=1e-12,
+                gtol=1e-12,
             )
         except RuntimeError as exc:
             raise ValueError(f"the free-power fit e_inf + c/d**b did not converge: {exc}") from exc
@@ -278,8 +299,15 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     else:
         p_value = float(stats.chi2.sf(chi2, dof))
     return FiniteSizeFit(
-        e_inf=float(params[0]), e_inf_se=float(errs[0]), c=float(params[1]), c_se=float(errs[1]),
-        b=float(b), b_se=float(b_se), chi2=chi2, dof=dof, p_value=p_value,
+        e_inf=float(params[0]),
+        e_inf_se=float(errs[0]),
+        c=float(params[1]),
+        c_se=float(errs[1]),
+        b=float(b),
+        b_se=float(b_se),
+        chi2=chi2,
+        dof=dof,
+        p_value=p_value,
     )
 
 

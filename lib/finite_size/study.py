@@ -1,7 +1,5 @@
 r"""The analysis helpers of chapter 3: fits per variant, paired gaps, fits through the origin.
 
-Notes
------
 Used in :doc:`testing the equivalence </book/equivalence/verification>`.
 """
 
@@ -17,8 +15,16 @@ from lib._checks import check_int, check_real
 from lib.finite_size.data import gap, summarize, table
 from lib.finite_size.fits import FiniteSizeFit, _check_dims, _wls, extrapolate
 
-__all__ = ["OriginFit", "VariantFits", "GapFits", "floored_se", "slope_through_origin", "extrapolate_summary",
-           "fits_for", "gap_for"]
+__all__ = [
+    "OriginFit",
+    "VariantFits",
+    "GapFits",
+    "floored_se",
+    "slope_through_origin",
+    "extrapolate_summary",
+    "fits_for",
+    "gap_for",
+]
 
 # ----------------------------------------------------------------------------------------
 # analysis helpers of chapter 3: fits per variant, paired gaps, fits through the origin
@@ -124,7 +130,9 @@ def floored_se(se: Any, draws: Any, floor: Any) -> np.ndarray:
     try:
         se, m, floor = np.broadcast_arrays(se, m, floor)
     except ValueError as exc:
-        raise ValueError(f"se, draws and floor must broadcast; got shapes {se.shape}, {m.shape}, {floor.shape}") from exc
+        raise ValueError(
+            f"se, draws and floor must broadcast; got shapes {se.shape}, {m.shape}, {floor.shape}"
+        ) from exc
     return np.sqrt(np.maximum(se**2 * m, floor) / m)
 
 

@@ -24,15 +24,20 @@ spectral estimator's theory with the estimator in :mod:`lib.spectral`.
 
 from lib.theory import gap, kappa_inf, linear, marchenko_pastur, nonlinear
 from lib.theory.gap import GapEstimate, gap_estimate
-from lib.theory.kappa_inf import context_ridge_error, kappa_inf_floor, kappa_inf_optimal_lambda, kappa_inf_ridgeless_error
+from lib.theory.kappa_inf import (
+    context_ridge_error,
+    kappa_inf_floor,
+    kappa_inf_optimal_lambda,
+    kappa_inf_ridgeless_error,
+)
 from lib.theory.linear import RIDGE_MAX, X_MAX, icl_error, icl_limit, idg_error, optimal_lambda, ridge_epsilon
 from lib.theory.marchenko_pastur import KAPPA_MIN, M_kappa, dM_kappa
 from lib.theory.nonlinear import (
+    TRANSITION_KAPPA0,
     nonlinear_icl_error,
     nonlinear_idg_error,
     nonlinear_optimal_lambda,
     pure_noise_error,
-    TRANSITION_KAPPA0,
     pure_noise_error_integral,
     transition_kappa,
 )

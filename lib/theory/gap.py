@@ -1,14 +1,11 @@
 r"""The finite-size gap heuristic: how far a teacher sits from its Gaussian twin at finite d.
 
-Notes
------
 Used in :doc:`testing the equivalence </book/equivalence/verification>`.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
-
 
 from lib._checks import check_param, check_real
 from lib.teachers import gaussian_equivalent, label_moments

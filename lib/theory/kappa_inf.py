@@ -6,8 +6,6 @@ attention have closed forms in :math:`(a_1, \rho_{nl}, \alpha)` (book chapter 4)
 :func:`kappa_inf_optimal_lambda`. :func:`context_ridge_error` is the asymptotic error of
 ridge regression on one context, the query-affine baseline of chapter 5.
 
-Notes
------
 Used in :doc:`finite pretraining data </book/regimes/finite_data>` and
 :doc:`task diversity </book/regimes/task_diversity>`.
 """
@@ -19,7 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_param, check_real, scalar_or_array as _out
+from lib._checks import check_param, check_real
+from lib._checks import scalar_or_array as _out
 from lib.teachers import _moments, _rho_nl
 from lib.theory.marchenko_pastur import M_kappa, dM_kappa
 
@@ -73,9 +72,7 @@ def kappa_inf_floor(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike) -> tuple
     return _out(B), _out(s + rho_nl - B)
 
 
-def kappa_inf_ridgeless_error(
-    a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike
-) -> float | np.ndarray:
+def kappa_inf_ridgeless_error(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike) -> float | np.ndarray:
     r"""Closed form of the ridgeless ICL (= IDG) error at :math:`\kappa = \infty`.
 
     .. math::
@@ -118,9 +115,7 @@ def kappa_inf_ridgeless_error(
     return _out(out)
 
 
-def kappa_inf_optimal_lambda(
-    a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike
-) -> float | np.ndarray:
+def kappa_inf_optimal_lambda(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike) -> float | np.ndarray:
     r"""The optimal ridge at :math:`\kappa = \infty` in closed form.
 
     .. math::

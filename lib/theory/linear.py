@@ -11,8 +11,6 @@ Every function is vectorized: the parameters broadcast against each other like n
 arrays; all-scalar input gives a Python ``float``, array input an ``ndarray`` of the
 broadcast shape.
 
-Notes
------
 Used in chapters 2 (:doc:`the model </book/linear/model>`,
 :doc:`learning curves </book/linear/learning_curves>`) and, through the nonlinear
 formulas, in every later chapter.
@@ -26,7 +24,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import elementwise
 
-from lib._checks import check_broadcast, check_param, check_real, scalar_or_array as _out
+from lib._checks import check_broadcast, check_param, check_real
+from lib._checks import scalar_or_array as _out
 from lib.theory.marchenko_pastur import _inv, _mp
 
 __all__ = ["icl_error", "idg_error", "icl_limit", "ridge_epsilon", "optimal_lambda", "X_MAX", "RIDGE_MAX"]
@@ -34,7 +33,6 @@ __all__ = ["icl_error", "idg_error", "icl_limit", "ridge_epsilon", "optimal_lamb
 #: Relative tolerance of the root of the ridge equation (Chandrupatla's method stops
 #: when the bracket is narrower than this times the root, so the root is correct to it).
 _ROOT_XRTOL = 1e-13
-
 
 
 #: Supported range of :math:`x^* = (1+\rho)/\alpha`: the ridgeless formulas are evaluated
@@ -70,8 +68,10 @@ def _check_params(
     xmax = np.where(ridge, RIDGE_MAX, X_MAX)
     if np.any(x > xmax):
         i = np.unravel_index(np.argmax(x / xmax), np.broadcast_shapes(x.shape, xmax.shape))
-        xi, ai, ri, mi = (float(np.broadcast_to(v, xmax.shape if xmax.ndim else x.shape)[i])
-                          if np.ndim(v) else float(v) for v in (x, alpha, rho, xmax))
+        xi, ai, ri, mi = (
+            float(np.broadcast_to(v, xmax.shape if xmax.ndim else x.shape)[i]) if np.ndim(v) else float(v)
+            for v in (x, alpha, rho, xmax)
+        )
         raise ValueError(
             f"alpha = {ai:g} and rho = {ri:g} give x* = (1 + rho)/alpha = {xi:.3g}, outside the "
             f"supported range x* <= {mi:g}{' of the ridge formula (lam > 0)' if mi < X_MAX else ''}; "
@@ -84,7 +84,6 @@ def _check_params(
 
 def _check_lam(lam: Any) -> np.ndarray:
     return check_param("lam", lam)
-
 
 
 # --------------------------------------------------------------------------------------
@@ -130,13 +129,7 @@ def _icl_ridgeless_above(x, ik, tau, rho):
     kstar = 1.0 / (1.0 - q)
     km1 = q / (1.0 - q)  # k* - 1 without cancellation
     t1 = 1.0 / (tau - 1.0)
-    return (
-        x * (km1 * u * u) + (x * T) * (t1 * u + T)
-        + (kstar - t1) * u * u
-        + (1.0 + rho) * t1 * u
-        + rho * m * t1
-        + rho
-    )
+    return x * (km1 * u * u) + (x * T) * (t1 * u + T) + (kstar - t1) * u * u + (1.0 + rho) * t1 * u + rho * m * t1 + rho
 
 
 def _idg_ridgeless_below(x, ik, tau, rho):
@@ -165,9 +158,7 @@ def _idg_ridgeless_below(x, ik, tau, rho):
     delta = q / (1.0 - q)  # c - 1
     num = rho - x + 2.0 * tau * (x * T)
     return tau * (
-        (x * T) * ((1.0 + s) / s + s / (tau * mu))
-        + rho / (s * tau)
-        + delta * num / (tau * (tau - delta * s))
+        (x * T) * ((1.0 + s) / s + s / (tau * mu)) + rho / (s * tau) + delta * num / (tau * (tau - delta * s))
     )
 
 
@@ -488,8 +479,7 @@ def icl_error(
     """
     alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam)
     x, ik, tau, rho, lam = (
-        np.array(a, dtype=float)
-        for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho, lam)
+        np.array(a, dtype=float) for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho, lam)
     )
     out = np.full(x.shape, np.inf)
     ridge = lam > 0.0
@@ -671,17 +661,14 @@ def optimal_lambda(
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
     if isinstance(lam_bounds, (str, bytes)) or np.ndim(lam_bounds) != 1 or len(lam_bounds) != 2:
-        raise TypeError(
-            f"lam_bounds must be a pair (lam_lo, lam_hi) with 0 < lam_lo < lam_hi; got {lam_bounds!r}"
-        )
+        raise TypeError(f"lam_bounds must be a pair (lam_lo, lam_hi) with 0 < lam_lo < lam_hi; got {lam_bounds!r}")
     lo = float(check_real("lam_bounds[0]", lam_bounds[0], low=0.0, low_open=True))
     hi = float(check_real("lam_bounds[1]", lam_bounds[1], low=lo, low_open=True))
     if hi > X_MAX:
         raise ValueError(f"lam_bounds[1] must be <= {X_MAX:g}; got {hi!r}")
     shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)
     x, ik, tau, rho = (
-        np.array(a, dtype=float).ravel()
-        for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho)
+        np.array(a, dtype=float).ravel() for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho)
     )
 
     def objective(t, x, ik, tau, rho):
@@ -693,9 +680,7 @@ def optimal_lambda(
     # Start from the kappa = inf optimum (1 + x*)^2 e_inf / tau (see Notes).
     t0 = np.log((1.0 + x) * (x + rho * (1.0 + x)) / tau)
     t0 = np.clip(t0, t_lo + 0.5, t_hi - 0.5)
-    br = elementwise.bracket_minimum(
-        objective, t0, xl0=t0 - 0.25, xr0=t0 + 0.25, xmin=t_lo, xmax=t_hi, args=args
-    )
+    br = elementwise.bracket_minimum(objective, t0, xl0=t0 - 0.25, xr0=t0 + 0.25, xmin=t_lo, xmax=t_hi, args=args)
     # Where no interior bracket exists (status -1: the search reached a bound), take the
     # best of the three final points, which is then the bound itself.
     fb = np.stack(br.f_bracket)
@@ -721,5 +706,3 @@ def optimal_lambda(
     lam_star[use0] = 0.0
     e_star[use0] = e0[use0]
     return _out(lam_star.reshape(shape)), _out(e_star.reshape(shape))
-
-

@@ -3,19 +3,17 @@ r"""The Marchenko-Pastur transform :math:`M_\kappa` and its derivative.
 :math:`M_\kappa(x)` is the trace of the resolvent of a Marchenko-Pastur law of aspect
 ratio :math:`\kappa` (book chapter 2.3); every asymptotic error of the book is built on it.
 
-Notes
------
 Used in :doc:`the model </book/linear/model>` and, through :mod:`lib.theory.linear`,
 every chapter.
 """
 
 from __future__ import annotations
 
-
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_broadcast, check_param, check_real, scalar_or_array as _out
+from lib._checks import check_broadcast, check_param, check_real
+from lib._checks import scalar_or_array as _out
 
 __all__ = ["M_kappa", "dM_kappa", "KAPPA_MIN"]
 
@@ -53,7 +51,6 @@ KAPPA_MIN = 1e-100
 def _inv(kappa: np.ndarray) -> np.ndarray:
     """1/kappa with 1/inf = 0 (numpy does this without a warning), capped at 1/KAPPA_MIN."""
     return 1.0 / np.maximum(kappa, KAPPA_MIN)
-
 
 
 # --------------------------------------------------------------------------------------

@@ -7,8 +7,6 @@ on linear attention like the linear teacher :math:`a_1 z` plus label noise
 :func:`pure_noise_error` (and its integral form :func:`pure_noise_error_integral`),
 :func:`nonlinear_optimal_lambda` and the task-diversity transition :func:`transition_kappa`.
 
-Notes
------
 Used in chapters 3-6.
 """
 
@@ -18,11 +16,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-
-from lib._checks import check_broadcast, check_param, check_real, scalar_or_array as _out
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
+from lib._checks import check_broadcast, check_param, check_real
+from lib._checks import scalar_or_array as _out
 from lib.teachers import _a1_is_zero, _moments, _rho_nl
 from lib.theory.linear import _check_lam, _check_params, icl_error, idg_error, optimal_lambda
 
@@ -37,9 +35,7 @@ __all__ = [
 ]
 
 
-def pure_noise_error(
-    rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike, lam: ArrayLike = 0.0
-) -> float | np.ndarray:
+def pure_noise_error(rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike, lam: ArrayLike = 0.0) -> float | np.ndarray:
     r"""Error of linear attention when no task information reaches it (:math:`a_1 = 0`).
 
     .. math::
