@@ -41,8 +41,6 @@ __all__ = [
     "MEMORY_LIMIT_ENV",
 ]
 
-RngLike = "int | np.random.Generator | np.random.SeedSequence | None"
-
 
 def scalar_or_array(value: Any) -> float | np.ndarray:
     """A Python ``float`` for a 0-d result, the ``float`` array otherwise.
