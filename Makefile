@@ -46,7 +46,7 @@ test-fast: $(VENV)/.installed
 # Debian's chromium and chromium-driver (apt-get install chromium chromium-driver);
 # screenshots of every page land in _build/screenshots/.
 test-html: $(VENV)/.installed
-	$(BIN)/python -m pytest tests/test_html.py -m html
+	$(BIN)/python -m pytest tests/book/test_html.py -m html
 
 # Lecture slides for each session of the syllabus (book/syllabus.md), reveal.js decks in
 # _build/html/slides/ made from the built chapters (run `make book` first; seconds, nothing

@@ -54,9 +54,7 @@ GRID = dict(name="teachers", dims=(80, 100), draws=2, n_test=20_000)
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "make_finite_size", ROOT / "scripts" / "make_finite_size.py"
-    )
+    spec = importlib.util.spec_from_file_location("make_finite_size", ROOT / "scripts" / "make_finite_size.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -74,14 +72,12 @@ def child(d: int) -> None:
     batch = sample_features(round(TAU * d * d), d, round(ALPHA * d), tasks, None, RHO, rng)
     t1 = time.perf_counter()
     _, info = fit_gamma(*batch, lam=0.0, method="matfree", return_info=True)
-    print(json.dumps({"sample_seconds": t1 - t0, "fit_seconds": info["seconds"],
-                      "iterations": info.get("iterations")}))
+    print(json.dumps({"sample_seconds": t1 - t0, "fit_seconds": info["seconds"], "iterations": info.get("iterations")}))
 
 
 def run_child(d: int) -> tuple[dict, float]:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, __file__, "--child", str(d)],
-                            stdout=subprocess.PIPE, cwd=ROOT, env=env)
+    proc = subprocess.Popen([sys.executable, __file__, "--child", str(d)], stdout=subprocess.PIPE, cwd=ROOT, env=env)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
@@ -91,8 +87,7 @@ def run_child(d: int) -> tuple[dict, float]:
 
 def render(title: str, cols: list[str], rows: list[list[str]], markdown: bool) -> str:
     if markdown:
-        lines = [f"### {title}", "", "| " + " | ".join(cols) + " |",
-                 "|" + "|".join("---:" for _ in cols) + "|"]
+        lines = [f"### {title}", "", "| " + " | ".join(cols) + " |", "|" + "|".join("---:" for _ in cols) + "|"]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:>{w}}}" for w in widths)
@@ -115,8 +110,15 @@ def throughput_table(markdown: bool, quick: bool) -> str:
         try:
             load = os.getloadavg()[0]
             t0 = time.perf_counter()
-            mfs.run_experiment(grid["name"], out, dims=grid["dims"], draws=grid["draws"],
-                               n_test=grid["n_test"], log=lambda m: None, client=client)
+            mfs.run_experiment(
+                grid["name"],
+                out,
+                dims=grid["dims"],
+                draws=grid["draws"],
+                n_test=grid["n_test"],
+                log=lambda m: None,
+                client=client,
+            )
             wall = time.perf_counter() - t0
         finally:
             cluster = client.cluster
@@ -127,22 +129,27 @@ def throughput_table(markdown: bool, quick: bool) -> str:
         results.append((workers, len(rows), wall, load))
         print(f"  {workers} worker(s): {len(rows)} rows in {wall:.1f} s", file=sys.stderr)
     same = tables[0].keys() == tables[1].keys() and all(
-        np.allclose([float(tables[1][k][c]) for c in ("icl", "idg", "icl_se", "idg_se")],
-                    [float(r[c]) for c in ("icl", "idg", "icl_se", "idg_se")],
-                    rtol=1e-12, atol=0)
+        np.allclose(
+            [float(tables[1][k][c]) for c in ("icl", "idg", "icl_se", "idg_se")],
+            [float(r[c]) for c in ("icl", "idg", "icl_se", "idg_se")],
+            rtol=1e-12,
+            atol=0,
+        )
         for k, r in tables[0].items()
     )
     base = results[0][1] / results[0][2] * 60
-    rows = [[str(w), str(n), f"{wall:.1f}", f"{n / wall * 60:.1f}",
-             f"{(n / wall * 60) / base:.2f}", f"{load:.1f}"]
-            for w, n, wall, load in results]
-    title = (f"Data script throughput: experiment {grid['name']}, d = {grid['dims']}, "
-             f"{grid['draws']} draws, n_test = {grid['n_test']:,}; rows identical for "
-             f"1 and 2 workers: {'yes' if same else 'NO'}")
+    rows = [
+        [str(w), str(n), f"{wall:.1f}", f"{n / wall * 60:.1f}", f"{(n / wall * 60) / base:.2f}", f"{load:.1f}"]
+        for w, n, wall, load in results
+    ]
+    title = (
+        f"Data script throughput: experiment {grid['name']}, d = {grid['dims']}, "
+        f"{grid['draws']} draws, n_test = {grid['n_test']:,}; rows identical for "
+        f"1 and 2 workers: {'yes' if same else 'NO'}"
+    )
     if not same:
         print("rows differ between 1 and 2 workers", file=sys.stderr)
-    return render(title, ["workers", "rows", "wall s", "rows/min", "ratio", "load"], rows,
-                  markdown)
+    return render(title, ["workers", "rows", "wall s", "rows/min", "ratio", "load"], rows, markdown)
 
 
 def scaling_table(markdown: bool, quick: bool) -> str:
@@ -159,12 +166,24 @@ def scaling_table(markdown: bool, quick: bool) -> str:
     rows = []
     for d, out, mem, load in res:
         model = c * out["iterations"] * n_of[d] * d**2
-        rows.append([str(d), f"{n_of[d]:,}", f"{d * (d + 1):,}", f"{out['sample_seconds']:.1f}",
-                     f"{out['fit_seconds']:.1f}", str(out["iterations"]), f"{model:.1f}",
-                     f"{mem:.2f}", f"{load:.1f}"])
-    title = (f"One ridgeless fit, matrix-free CG, alpha = {ALPHA:g}, kappa = inf, "
-             f"tau = {TAU:g}, one BLAS thread; model t = c * its * n * d^2 with "
-             f"c = {c:.2e} s fitted at d = {d_ref}")
+        rows.append(
+            [
+                str(d),
+                f"{n_of[d]:,}",
+                f"{d * (d + 1):,}",
+                f"{out['sample_seconds']:.1f}",
+                f"{out['fit_seconds']:.1f}",
+                str(out["iterations"]),
+                f"{model:.1f}",
+                f"{mem:.2f}",
+                f"{load:.1f}",
+            ]
+        )
+    title = (
+        f"One ridgeless fit, matrix-free CG, alpha = {ALPHA:g}, kappa = inf, "
+        f"tau = {TAU:g}, one BLAS thread; model t = c * its * n * d^2 with "
+        f"c = {c:.2e} s fitted at d = {d_ref}"
+    )
     cols = ["d", "n", "p", "sample s", "fit s", "CG its", "model s", "peak GiB", "load"]
     return render(title, cols, rows, markdown)
 

@@ -70,7 +70,8 @@ def _data(d: int, seed: int, tau: float = TAU, kappa: float = KAPPA, alpha: floa
 
 def worker(args: argparse.Namespace) -> None:
     """Run one measurement and print one JSON line (the parent reads ru_maxrss itself)."""
-    from lib.attention import exact_error, fit_gamma, simulate
+    from lib.attention import exact_error, fit_gamma
+    from lib.simulation import simulate
 
     out: dict = {}
     if args.worker == "crossover":
@@ -163,8 +164,21 @@ def render(title: str, cols: list[str], rows: list[list[str]], markdown: bool) -
 
 
 def solver_table(ds: list[int], tmp: str, markdown: bool) -> str:
-    cols = ["d", "n", "p", "method", "fit s (wall)", "fit s (cpu)", "load", "peak GiB", "speed-up vs dense (wall/cpu)",
-            "rel. diff Gamma", "CG its", "e_ICL", "e_IDG"]
+    cols = [
+        "d",
+        "n",
+        "p",
+        "method",
+        "fit s (wall)",
+        "fit s (cpu)",
+        "load",
+        "peak GiB",
+        "speed-up vs dense (wall/cpu)",
+        "rel. diff Gamma",
+        "CG its",
+        "e_ICL",
+        "e_IDG",
+    ]
     rows = []
     for d in ds:
         n, p = round(TAU * d * d), d * (d + 1)
@@ -191,10 +205,23 @@ def solver_table(ds: list[int], tmp: str, markdown: bool) -> str:
             else:
                 diff = "-"
             its = str(out["iterations"]) if out["iterations"] is not None else "-"
-            rows.append([
-                "", "", "", m, f"{out['seconds']:.2f}", f"{out['cpu_seconds']:.2f}", f"{out['load']:.1f}", f"{mem:.2f}",
-                speed, diff, its, f"{out['icl']:.6f}", f"{out['idg']:.6f}",
-            ])
+            rows.append(
+                [
+                    "",
+                    "",
+                    "",
+                    m,
+                    f"{out['seconds']:.2f}",
+                    f"{out['cpu_seconds']:.2f}",
+                    f"{out['load']:.1f}",
+                    f"{mem:.2f}",
+                    speed,
+                    diff,
+                    its,
+                    f"{out['icl']:.6f}",
+                    f"{out['idg']:.6f}",
+                ]
+            )
     title = (
         f"Solvers: tau = {TAU:g}, alpha = {ALPHA:g}, kappa = {KAPPA:g}, rho = {RHO:g}, lam = {LAM:g} "
         f"(each run in a fresh process, {CHILD_THREADS} BLAS threads; peak = max resident set size of that process; "
@@ -209,10 +236,21 @@ def simulate_table(d: int, markdown: bool) -> str:
     print(f"  simulate d = {d}: {out['seconds']:.1f} s", file=sys.stderr, flush=True)
     cols = ["d", "n", "p", "method", "CG its", "seconds", "load", "peak GiB", "e_ICL", "e_IDG", "targets"]
     ok = "met" if out["seconds"] <= 120 and mem <= 4 else "MISSED"
-    rows = [[
-        str(d), str(out["n"]), str(out["p"]), out["method"], str(out["iterations"]), f"{out['seconds']:.1f}",
-        f"{out['load']:.1f}", f"{mem:.2f}", f"{out['icl']:.4f}", f"{out['idg']:.4f}", f"<= 120 s, <= 4 GiB: {ok}",
-    ]]
+    rows = [
+        [
+            str(d),
+            str(out["n"]),
+            str(out["p"]),
+            out["method"],
+            str(out["iterations"]),
+            f"{out['seconds']:.1f}",
+            f"{out['load']:.1f}",
+            f"{mem:.2f}",
+            f"{out['icl']:.4f}",
+            f"{out['idg']:.4f}",
+            f"<= 120 s, <= 4 GiB: {ok}",
+        ]
+    ]
     title = f"simulate end to end (sample + fit + exact errors): alpha = {ALPHA:g}, kappa = {KAPPA:g}, tau = {TAU:g}, rho = {RHO:g}, ridgeless"
     return render(title, cols, rows, markdown)
 
@@ -238,10 +276,20 @@ def crossover_rows() -> list[list[str]]:
             w1, c1, _ = _best_of(lambda: fit_gamma(*batch, method=direct))
             w2, c2, (_, info) = _best_of(lambda: fit_gamma(*batch, method="matfree", return_info=True))
             _, auto = fit_gamma(*batch, return_info=True)
-            rows.append([
-                f"tau = {tau:g}", str(d), str(n), str(p), direct, f"{1e3 * w1:.1f} / {1e3 * c1:.1f}",
-                f"{1e3 * w2:.1f} / {1e3 * c2:.1f}", f"{c1 / c2:.1f}x", str(info["iterations"]), auto["method"],
-            ])
+            rows.append(
+                [
+                    f"tau = {tau:g}",
+                    str(d),
+                    str(n),
+                    str(p),
+                    direct,
+                    f"{1e3 * w1:.1f} / {1e3 * c1:.1f}",
+                    f"{1e3 * w2:.1f} / {1e3 * c2:.1f}",
+                    f"{c1 / c2:.1f}x",
+                    str(info["iterations"]),
+                    auto["method"],
+                ]
+            )
     return rows
 
 
@@ -249,10 +297,19 @@ def crossover_table(markdown: bool) -> str:
     """Single-thread timings: CPU time then measures the work, little disturbed by other jobs
     (with two BLAS threads on a loaded machine, spinning threads inflate CPU and wall time)."""
     out, _ = run_child(["--worker", "crossover"], env={"OPENBLAS_NUM_THREADS": "1"})
-    cols = ["regime", "d", "n", "p", "direct solver", "direct ms (wall/cpu)", "matfree ms (wall/cpu)",
-            "matfree speed-up (cpu)", "CG its", "auto picks"]
-    title = ("Crossovers behind method='auto' (alpha = 2, kappa = inf, rho = 0.1, ridgeless; one BLAS "
-             "thread, best of 5)")
+    cols = [
+        "regime",
+        "d",
+        "n",
+        "p",
+        "direct solver",
+        "direct ms (wall/cpu)",
+        "matfree ms (wall/cpu)",
+        "matfree speed-up (cpu)",
+        "CG its",
+        "auto picks",
+    ]
+    title = "Crossovers behind method='auto' (alpha = 2, kappa = inf, rho = 0.1, ridgeless; one BLAS thread, best of 5)"
     return render(title, cols, out["rows"], markdown)
 
 
@@ -262,7 +319,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--markdown", action="store_true", help="Markdown tables")
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument(
-        "--threads", type=int, help="BLAS threads of the timed child processes (default: the library's, i.e. "
+        "--threads",
+        type=int,
+        help="BLAS threads of the timed child processes (default: the library's, i.e. "
         "all cores); 1 gives CPU times that other jobs on a shared machine hardly disturb",
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)

@@ -41,8 +41,16 @@ def _curves() -> list[tuple[str, Callable[[], object], bool]]:
         ("ridge ICL, 400 kappa (tau = 3, lam = 0.1)", lambda: theory.icl_error(2.0, kappa, 3.0, 0.1, 0.1), True),
         ("ridgeless ICL, 400 tau", lambda: theory.icl_error(2.0, 1.5, tau_odd, 0.1), False),
         ("ridgeless IDG, 400 tau", lambda: theory.idg_error(2.0, 1.5, tau_odd, 0.1), False),
-        ("nonlinear ICL (relu), ridge, 400 tau", lambda: theory.nonlinear_icl_error("relu", 2.0, 1.5, tau, 0.1, 0.1), True),
-        ("nonlinear ICL (h2, a1 = 0), ridge, 400 tau", lambda: theory.nonlinear_icl_error("h2", 2.0, 1.5, tau, 0.1, 0.1), False),
+        (
+            "nonlinear ICL (relu), ridge, 400 tau",
+            lambda: theory.nonlinear_icl_error("relu", 2.0, 1.5, tau, 0.1, 0.1),
+            True,
+        ),
+        (
+            "nonlinear ICL (h2, a1 = 0), ridge, 400 tau",
+            lambda: theory.nonlinear_icl_error("h2", 2.0, 1.5, tau, 0.1, 0.1),
+            False,
+        ),
         ("optimal lambda, 20 tau", lambda: theory.optimal_lambda(2.0, 1.5, tau[::20], 0.1), False),
     ]
 

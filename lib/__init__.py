@@ -1,34 +1,60 @@
 """``lib``: the small library behind the book *Linear attention and nonlinear teachers*.
 
-One module per concept:
+One module per concept, the science apart from the teaching layer:
 
-- :mod:`lib.hermite`     Hermite expansions of link functions (chapter 1).
-- :mod:`lib.samplers`    tokens, tasks, teachers, contexts and the feature H_Z (chapter 2).
-- :mod:`lib.attention`   linear attention, the reduced parameter Gamma, its ridge
-  pretraining (dense, dual and matrix-free solvers) and ``simulate`` (chapters 2-5).
-- :mod:`lib.baselines`   Bayes-optimal ridge and dMMSE predictors (chapters 2 and 5).
-- :mod:`lib.theory`      the asymptotic error formulas, linear and nonlinear (chapters 2-5).
-- :mod:`lib.finite_size` the large-d simulation tables in ``lib/data/`` and the finite-size
-  extrapolation ``e(d) = e_inf + c/d`` (chapters 2, 3, Performance appendix).
-- :mod:`lib.plotting`    the book's plotting helpers (every chapter).
-- :mod:`lib.widgets`     the interactive explorers (imported on demand: it needs ipywidgets).
+- :mod:`lib.hermite`      Hermite functions, Gaussian integrals, the :class:`~lib.hermite.Link`
+  and the catalogue of links with closed-form coefficients (chapter 1).
+- :mod:`lib.quadrature`   Gaussian expectations of a user's function (probes, adaptive
+  integration, the Gauss-Hermite rule).
+- :mod:`lib.teachers`     a teacher resolved once into a ``Link``; its moments, effective
+  noise and Gaussian equivalent (chapters 1 and 3).
+- :mod:`lib.samplers`     tokens, tasks, labels, contexts and the feature H_Z (chapter 2).
+- :mod:`lib.attention`    linear attention, the reduced parameter Gamma, its ridge
+  pretraining (dense, dual and matrix-free solvers) and the exact error (chapter 2).
+- :mod:`lib.simulation`   ``mc_error``, ``simulate`` and ``simulate_many`` (chapters 2-5).
+- :mod:`lib.baselines`    Bayes-optimal ridge and dMMSE predictors (chapters 2 and 5).
+- :mod:`lib.spectral`     the spectral in-context estimator and its theory (chapter 6).
+- :mod:`lib.theory`       the asymptotic error formulas (package: ``marchenko_pastur``,
+  ``linear``, ``nonlinear``, ``kappa_inf``, ``gap``).
+- :mod:`lib.finite_size`  the large-d simulation tables in ``lib/data/`` and the finite-size
+  extrapolation ``e(d) = e_inf + c/d`` (package: ``data``, ``fits``, ``study``).
+
+The teaching layer: :mod:`lib.claims` (asserted sentences), :mod:`lib.tables` (Markdown
+tables), :mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.widgets`,
+which are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
+ipywidgets; ``import lib`` imports neither).
 
 The most used names are re-exported here, so ``from lib import simulate, icl_error``
 works; everything else is reached through its module (``lib.hermite.LINKS``).
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
-from . import attention, baselines, finite_size, hermite, plotting, samplers, theory
-from .attention import (
-    exact_error, fit_gamma, gamma_from_weights, linear_attention, mc_error, predict, simulate, simulate_many,
+from . import (
+    attention,
+    baselines,
+    claims,
+    finite_size,
+    hermite,
+    quadrature,
+    samplers,
+    simulation,
+    spectral,
+    tables,
+    teachers,
+    theory,
 )
-from .baselines import baseline_errors, bayes_ridge_predict, dmmse_predict, spectral_predict
+from .attention import exact_error, fit_gamma, gamma_from_weights, linear_attention, predict
+from .baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
 from .finite_size import extrapolate
-from .hermite import LINKS, coefficients, gaussian_equivalent, get_link, hermite_function, teacher_moments
+from .hermite import LINKS, coefficients, get_link, hermite_function
 from .samplers import sample_contexts, sample_features, sample_task_set
+from .simulation import mc_error, simulate, simulate_many
+from .spectral import spectral_error, spectral_overlap, spectral_predict
+from .teachers import effective_noise, gaussian_equivalent, teacher_moments
 from .theory import (
-    effective_noise,
     icl_error,
     idg_error,
     nonlinear_icl_error,
@@ -36,15 +62,19 @@ from .theory import (
     nonlinear_optimal_lambda,
     optimal_lambda,
     pure_noise_error,
-    spectral_error,
-    spectral_overlap,
     transition_kappa,
 )
 
+#: Modules imported on first access (``lib.plotting``), so that ``import lib`` stays free
+#: of matplotlib and ipywidgets.
+_LAZY = ("plotting", "widgets", "labs")
+
 __all__ = [
     "__version__",
-    "attention", "baselines", "finite_size", "hermite", "plotting", "samplers", "theory",
-    "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention", "gamma_from_weights",
+    "attention", "baselines", "claims", "finite_size", "hermite", "quadrature", "samplers", "simulation",
+    "spectral", "tables", "teachers", "theory", "plotting", "widgets", "labs",
+    "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention",
+    "gamma_from_weights",
     "baseline_errors", "bayes_ridge_predict", "dmmse_predict", "spectral_predict",
     "extrapolate",
     "LINKS", "coefficients", "gaussian_equivalent", "get_link", "hermite_function", "teacher_moments",
@@ -52,4 +82,15 @@ __all__ = [
     "effective_noise", "icl_error", "idg_error", "nonlinear_icl_error", "nonlinear_idg_error",
     "nonlinear_optimal_lambda", "optimal_lambda", "pure_noise_error", "transition_kappa",
     "spectral_overlap", "spectral_error",
-]
+]  # fmt: skip
+
+
+def __getattr__(name: str):
+    """Import :mod:`lib.plotting`, :mod:`lib.widgets` and :mod:`lib.labs` on first use."""
+    if name in _LAZY:
+        return importlib.import_module(f"lib.{name}")
+    raise AttributeError(f"module 'lib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -5,8 +5,8 @@ so that bad input fails early with a message that names the argument, the value 
 was given and what is allowed, instead of a NaN or a traceback from inside numpy.
 
 Memory guard. Every public function that allocates large arrays (the samplers,
-:func:`lib.attention.fit_gamma`, :func:`lib.attention.mc_error`,
-:func:`lib.attention.simulate`) estimates its peak memory first and calls
+:func:`lib.attention.fit_gamma`, :func:`lib.simulation.mc_error`,
+:func:`lib.simulation.simulate`) estimates its peak memory first and calls
 :func:`check_memory`, which raises :class:`MemoryLimitError` (a ``MemoryError`` and a
 ``ValueError``) naming the argument, the estimate and the limit, before anything is
 sampled. The limit is ``MEMORY_FRACTION`` = 0.8 of the memory available at the call
@@ -18,12 +18,18 @@ or ``"none"`` to switch the guard off.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable
+import warnings
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 __all__ = [
     "as_rng",
+    "scalar_or_array",
+    "check_vectorized",
+    "Interval",
+    "PARAMETERS",
+    "check_param",
     "check_real",
     "check_int",
     "check_callable",
@@ -35,7 +41,101 @@ __all__ = [
     "MEMORY_LIMIT_ENV",
 ]
 
-RngLike = "int | np.random.Generator | np.random.SeedSequence | None"
+
+def scalar_or_array(value: Any) -> float | np.ndarray:
+    """A Python ``float`` for a 0-d result, the ``float`` array otherwise.
+
+    Parameters
+    ----------
+    value : array_like
+        A computed result.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``float(value)`` if it is 0-d, else ``value`` as a float array.
+    """
+    value = np.asarray(value, dtype=float)
+    return float(value) if value.ndim == 0 else value
+
+
+def check_vectorized(
+    name: str,
+    f: Callable[[np.ndarray], Any],
+    z: np.ndarray,
+    *,
+    call_error: type[Exception] = ValueError,
+    what: str = "its input",
+    check_finite: bool = True,
+    quiet: bool = False,
+    hint: str = "",
+) -> np.ndarray:
+    """Call a user's vectorized function on an array and check what it returns.
+
+    The one place where ``lib`` calls a function a user supplies (a teacher, a link, a
+    label preprocessing): the call, then the shape, the dtype and the finiteness of the
+    result, each failure reported with the argument's name.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the messages (``"teacher"``, ``"link"``).
+    f : callable
+        The user's function; called once as ``f(z)``.
+    z : numpy.ndarray
+        The input array (not modified by ``lib``; ``f`` gets it as it is).
+    call_error : type of Exception, default ValueError
+        The exception raised (from the original one) when ``f(z)`` raises.
+    what : str, default "its input"
+        How the messages name ``z`` (``"the labels"``).
+    check_finite : bool, default True
+        Whether NaN and inf in the result are an error (the caller may want to report
+        them itself, with more context).
+    quiet : bool, default False
+        Evaluate ``f`` with floating-point warnings silenced.
+    hint : str, default ""
+        Appended to the message about a wrong shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``f(z)`` as a float array of ``z``'s shape, never sharing memory with ``z`` (so the
+        caller may modify it in place).
+
+    Raises
+    ------
+    ValueError
+        If the result has another shape, is not real (bool and integers are accepted), or
+        is not finite (with ``check_finite``).
+    call_error
+        If calling ``f`` raises.
+    """
+    try:
+        if quiet:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = f(z)
+        else:
+            out = f(z)
+    except Exception as exc:
+        raise call_error(
+            f"{name} must be a vectorized function of a numpy array; calling {f!r} on an array of "
+            f"shape {np.shape(z)} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    out = np.asarray(out)
+    if out.shape != np.shape(z):
+        raise ValueError(
+            f"{name} must return an array of the same shape as {what} (a vectorized "
+            f"function); given shape {np.shape(z)} it returned shape {out.shape}{hint}"
+        )
+    if not (out.dtype == bool or np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
+        raise ValueError(f"{name} must return real numbers; it returned dtype {out.dtype}")
+    out = out.astype(float, copy=False)
+    if np.may_share_memory(out, z):
+        out = out.copy()
+    if check_finite and not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} returned non-finite values (NaN or inf) on {what}")
+    return out
 
 
 def as_rng(rng: Any = None) -> np.random.Generator:
@@ -52,6 +152,7 @@ def as_rng(rng: Any = None) -> np.random.Generator:
     Returns
     -------
     numpy.random.Generator
+        A generator: ``rng`` itself if it is one, else a new one seeded from it.
 
     Raises
     ------
@@ -92,7 +193,9 @@ def check_real(
     value : float or array_like
         The value to check. Booleans, strings, complex numbers and NaN are rejected.
     low, high : float, optional
-        Bounds; ``low_open``/``high_open`` make them strict.
+        Bounds (None: no bound).
+    low_open, high_open : bool
+        Make the bounds strict (``value > low`` instead of ``value >= low``).
     allow_inf : bool
         Whether ``+inf`` is allowed (for instance ``kappa = inf``).
 
@@ -115,10 +218,7 @@ def check_real(
     except Exception as exc:  # pragma: no cover - exotic objects
         raise TypeError(f"{name} must be a real number or an array of real numbers; got {value!r}") from exc
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(
-            f"{name} must be a real number or an array of real numbers; got {value!r} "
-            f"(dtype {arr.dtype})"
-        )
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {value!r} (dtype {arr.dtype})")
     arr = arr.astype(float)
     if np.any(np.isnan(arr)):
         raise ValueError(f"{name} must not be NaN; got {value!r}")
@@ -141,6 +241,20 @@ def check_real(
 def check_int(name: str, value: Any, *, low: int | None = None) -> int:
     """Validate an integer (a Python or numpy integer, not a bool or a float).
 
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the messages.
+    value : int
+        The value to check.
+    low : int, optional
+        Smallest allowed value.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python ``int``.
+
     Raises
     ------
     TypeError
@@ -158,6 +272,18 @@ def check_int(name: str, value: Any, *, low: int | None = None) -> int:
 
 def check_callable(name: str, value: Any) -> Callable:
     """Validate that ``value`` is callable and return it.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the message.
+    value : callable
+        The value to check.
+
+    Returns
+    -------
+    callable
+        ``value`` itself.
 
     Raises
     ------
@@ -211,6 +337,20 @@ def check_broadcast(*named: tuple[str, Any]) -> tuple[int, ...]:
 def check_scalar(name: str, value: Any, **bounds: Any) -> float:
     """:func:`check_real` for an argument that must be a single number; returns a float.
 
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the messages.
+    value : float
+        The value to check.
+    **bounds
+        ``low``, ``high``, ``low_open``, ``high_open``, ``allow_inf`` of :func:`check_real`.
+
+    Returns
+    -------
+    float
+        ``value`` as a Python ``float``.
+
     Raises
     ------
     TypeError
@@ -226,6 +366,140 @@ def check_scalar(name: str, value: Any, **bounds: Any) -> float:
 
 
 # --------------------------------------------------------------------------------------
+# the model's parameters, declared once
+# --------------------------------------------------------------------------------------
+class Interval(NamedTuple):
+    """The allowed range of a real parameter (in the spirit of scikit-learn's ``Interval``).
+
+    Attributes
+    ----------
+    low, high : float or None
+        The bounds; None for no bound.
+    low_open, high_open : bool
+        Whether the bound itself is excluded.
+    allow_inf : bool
+        Whether ``+inf`` is a valid value (``kappa = inf``: a fresh task per context).
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_inf: bool = False
+
+
+#: The ranges of the model's parameters (the book's notation page), declared once and
+#: checked by :func:`check_param` wherever a public function takes one of them.
+PARAMETERS: dict[str, Interval] = {
+    "alpha": Interval(0.0, low_open=True),
+    "kappa": Interval(0.0, low_open=True, allow_inf=True),
+    "tau": Interval(0.0, low_open=True),
+    "rho": Interval(0.0),
+    "rho_nl": Interval(0.0),
+    "lam": Interval(0.0),
+    "ridge": Interval(0.0, low_open=True),
+}
+
+
+def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
+    """Validate a model parameter against its range in :data:`PARAMETERS`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PARAMETERS` (``"alpha"``, ``"kappa"``, ...), also the argument's
+        name in the messages.
+    value : float or array_like
+        The value to check.
+    scalar : bool, default False
+        Require a single number (then a ``float`` is returned).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The value as a float array (:func:`check_real`), or a ``float`` with ``scalar``.
+
+    Raises
+    ------
+    ValueError
+        If a value lies outside the parameter's range, or is NaN.
+    TypeError
+        If the value is not real, or (with ``scalar``) not a single number.
+    KeyError
+        If ``name`` is not a declared parameter (a programming error in ``lib``).
+
+    See Also
+    --------
+    check_real : the check with explicit bounds.
+    """
+    bounds = PARAMETERS[name]._asdict()
+    return check_scalar(name, value, **bounds) if scalar else check_real(name, value, **bounds)
+
+
+# --------------------------------------------------------------------------------------
+# arrays of the model: Gamma, a batch of contexts, a task set
+# --------------------------------------------------------------------------------------
+
+
+def as_matrix(name: str, value: Any, ndim: int) -> np.ndarray:
+    """A real array with ``ndim`` dimensions; float64 arrays that are all finite are used
+    without a copy (pretraining sets are large), anything else goes through check_real."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
+        arr = value
+    else:
+        arr = check_real(name, value)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array; got shape {arr.shape}")
+    return arr
+
+
+def check_gamma(gamma: Any, d: int | None = None) -> np.ndarray:
+    """``Gamma`` of shape (d, d + 1), with ``d`` checked if given."""
+    gamma = as_matrix("gamma", gamma, 2)
+    dd = gamma.shape[0]
+    if dd < 1 or gamma.shape[1] != dd + 1:
+        raise ValueError(f"gamma must have shape (d, d + 1) with d >= 1; got shape {gamma.shape}")
+    if d is not None and dd != d:
+        raise ValueError(f"gamma must have shape (d, d + 1) = {(d, d + 1)}; got shape {gamma.shape}")
+    return gamma
+
+
+def check_batch(queries: Any, features: Any, targets: Any | None = None):
+    """Validate ``queries (n, d)``, ``features (n, d + 1)`` and optionally ``targets (n,)``."""
+    queries = as_matrix("queries", queries, 2)
+    n, d = queries.shape
+    if n < 1 or d < 1:
+        raise ValueError(f"queries must have shape (n, d) with n, d >= 1; got shape {queries.shape}")
+    features = as_matrix("features", features, 2)
+    if features.shape != (n, d + 1):
+        raise ValueError(
+            f"features must have shape (n, d + 1) = {(n, d + 1)} to match queries of shape "
+            f"{queries.shape}; got shape {features.shape}"
+        )
+    if targets is None:
+        return queries, features
+    targets = as_matrix("targets", targets, 1)
+    if targets.shape != (n,):
+        raise ValueError(f"targets must have shape (n,) = {(n,)} to match queries; got shape {targets.shape}")
+    return queries, features, targets
+
+
+def check_unit_tasks(tasks: Any, d: int) -> np.ndarray:
+    """Tasks of shape (k, d) whose rows have squared norm d (as :func:`lib.samplers.sample_tasks`)."""
+    tasks = as_matrix("tasks", tasks, 2)
+    if tasks.shape[0] < 1 or tasks.shape[1] != d:
+        raise ValueError(f"tasks must have shape (k, d) = (k, {d}) with k >= 1; got shape {tasks.shape}")
+    sq = np.einsum("kd,kd->k", tasks, tasks)
+    if not np.allclose(sq, d, rtol=1e-8, atol=0.0):
+        worst = sq[np.argmax(np.abs(sq - d))]
+        raise ValueError(
+            f"tasks must have rows of squared norm d = {d} (tasks on the sphere of radius sqrt(d), "
+            f"as lib.samplers.sample_tasks draws them); found a row with squared norm {worst:.6g}"
+        )
+    return tasks
+
+
+# --------------------------------------------------------------------------------------
 # memory guard
 # --------------------------------------------------------------------------------------
 #: Environment variable that sets the memory limit of the guard, in bytes or with a unit
@@ -233,8 +507,18 @@ def check_scalar(name: str, value: Any, **bounds: Any) -> float:
 MEMORY_LIMIT_ENV = "LIB_MEMORY_LIMIT"
 #: Default limit: this fraction of the memory available when the call starts.
 MEMORY_FRACTION = 0.8
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 
 
 class MemoryLimitError(MemoryError, ValueError):
@@ -250,7 +534,7 @@ def _parse_bytes(text: str) -> float:
     if t in ("none", "inf", "off", "unlimited"):
         return float("inf")
     num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = t[len(num):]
+    unit = t[len(num) :]
     try:
         value = float(num)
     except ValueError:
@@ -286,6 +570,11 @@ def memory_limit() -> float:
     ``$LIB_MEMORY_LIMIT`` if set (bytes or with a unit, ``"none"`` for no limit),
     otherwise ``MEMORY_FRACTION`` (0.8) of the memory available now (``MemAvailable``
     of ``/proc/meminfo`` on Linux, ``os.sysconf`` elsewhere).
+
+    Returns
+    -------
+    float
+        The limit in bytes (``inf`` for no limit).
     """
     import os
 

@@ -11,14 +11,11 @@ The chain of this module follows the book:
    :func:`predict` evaluates it and :func:`weights_from_gamma` goes back.
 3. :func:`fit_gamma`: ridge pretraining of ``Gamma`` on ``n`` contexts, with three solvers
    (dense primal normal equations, dual kernel, matrix-free preconditioned CG).
-4. :func:`exact_error` (finite-d test error for the linear teacher), :func:`mc_error`
-   (Monte Carlo test error for any teacher) and :func:`simulate` (draw a pretraining set,
-   fit, test: one point of every simulation figure in the book); :func:`simulate_many`
-   repeats it over a parameter grid and several seeded draws and averages.
+4. :func:`exact_error`: the finite-d test error for the linear teacher. The Monte Carlo
+   error of any teacher and the experiment runner (:func:`lib.simulation.simulate`) are
+   in :mod:`lib.simulation`.
 
-Conventions
------------
-``vec`` stacks columns: ``theta = vec(Gamma)`` has ``theta[j * d + i] = Gamma[i, j]``
+Conventions: ``vec`` stacks columns: ``theta = vec(Gamma)`` has ``theta[j * d + i] = Gamma[i, j]``
 (``Gamma.reshape(-1, order="F")``). Then ``<Gamma, x f^T> = theta^T (f kron x)``, so the
 regression feature of a context is ``phi = f kron x`` (``np.kron(f, x)``) and the
 design matrix ``Phi`` (n x p, p = d(d+1)) has these rows.
@@ -26,7 +23,6 @@ design matrix ``Phi`` (n x p, p = d(d+1)) has these rows.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -34,7 +30,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
-from lib._checks import as_rng, check_int, check_memory, check_real, check_scalar
+from lib._checks import as_matrix as _as_matrix
+from lib._checks import check_batch as _check_batch
+from lib._checks import check_gamma as _check_gamma
+from lib._checks import check_int, check_memory, check_param, check_real
+from lib._checks import check_unit_tasks as _check_unit_tasks
 
 __all__ = [
     "ConvergenceError",
@@ -45,9 +45,6 @@ __all__ = [
     "predict",
     "fit_gamma",
     "exact_error",
-    "mc_error",
-    "simulate",
-    "simulate_many",
     "METHODS",
 ]
 
@@ -87,68 +84,6 @@ class ConvergenceError(RuntimeError):
     singular) or a too small ``maxiter``. Remedies: a small ridge ``lam > 0``, a larger
     ``maxiter``, or ``method="dense"``/``"dual"`` when the problem fits in memory.
     """
-
-
-# ----------------------------------------------------------------------------------------
-# validation helpers (private)
-# ----------------------------------------------------------------------------------------
-
-
-def _as_matrix(name: str, value: Any, ndim: int) -> np.ndarray:
-    """A real array with ``ndim`` dimensions; float64 arrays that are all finite are used
-    without a copy (pretraining sets are large), anything else goes through check_real."""
-    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
-        arr = value
-    else:
-        arr = check_real(name, value)
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array; got shape {arr.shape}")
-    return arr
-
-
-def _check_gamma(gamma: Any, d: int | None = None) -> np.ndarray:
-    gamma = _as_matrix("gamma", gamma, 2)
-    dd = gamma.shape[0]
-    if dd < 1 or gamma.shape[1] != dd + 1:
-        raise ValueError(f"gamma must have shape (d, d + 1) with d >= 1; got shape {gamma.shape}")
-    if d is not None and dd != d:
-        raise ValueError(f"gamma must have shape (d, d + 1) = {(d, d + 1)}; got shape {gamma.shape}")
-    return gamma
-
-
-def _check_batch(queries: Any, features: Any, targets: Any | None = None):
-    """Validate ``queries (n, d)``, ``features (n, d + 1)`` and optionally ``targets (n,)``."""
-    queries = _as_matrix("queries", queries, 2)
-    n, d = queries.shape
-    if n < 1 or d < 1:
-        raise ValueError(f"queries must have shape (n, d) with n, d >= 1; got shape {queries.shape}")
-    features = _as_matrix("features", features, 2)
-    if features.shape != (n, d + 1):
-        raise ValueError(
-            f"features must have shape (n, d + 1) = {(n, d + 1)} to match queries of shape "
-            f"{queries.shape}; got shape {features.shape}"
-        )
-    if targets is None:
-        return queries, features
-    targets = _as_matrix("targets", targets, 1)
-    if targets.shape != (n,):
-        raise ValueError(f"targets must have shape (n,) = {(n,)} to match queries; got shape {targets.shape}")
-    return queries, features, targets
-
-
-def _check_unit_tasks(tasks: Any, d: int) -> np.ndarray:
-    """Tasks of shape (k, d) whose rows have squared norm d (as :func:`lib.samplers.sample_tasks`)."""
-    tasks = _as_matrix("tasks", tasks, 2)
-    if tasks.shape[0] < 1 or tasks.shape[1] != d:
-        raise ValueError(f"tasks must have shape (k, d) = (k, {d}) with k >= 1; got shape {tasks.shape}")
-    sq = np.einsum("kd,kd->k", tasks, tasks)
-    if not np.allclose(sq, d, rtol=1e-8, atol=0.0):
-        worst = sq[np.argmax(np.abs(sq - d))]
-        raise ValueError(
-            f"tasks must have rows of squared norm d = {d} (tasks on the sphere of radius sqrt(d), "
-            f"as lib.samplers.sample_tasks draws them); found a row with squared norm {worst:.6g}"
-        )
-    return tasks
 
 
 # ----------------------------------------------------------------------------------------
@@ -242,6 +177,7 @@ def linear_attention(Z: Any, W_kq: Any, W_pv: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (n,), or float for a single ``Z``
+        The prediction read at the label slot of the query token.
 
     Notes
     -----
@@ -346,6 +282,7 @@ def weights_from_gamma(gamma: Any) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     (W_kq, W_pv) : tuple of numpy.ndarray, each (d + 1, d + 1)
+        Weights whose attention layer computes ``predict(gamma, ...)``.
 
     Notes
     -----
@@ -375,6 +312,7 @@ def predict(gamma: Any, queries: Any, features: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (n,)
+        The predictions :math:`x_{\\mathrm{query}}^\\top \\Gamma f` of the contexts.
 
     Notes
     -----
@@ -749,10 +687,21 @@ def fit_gamma(
     -----
     Used in: :doc:`the model </book/linear/model>`.
     Through other functions of ``lib``: every chapter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lib.samplers import sample_features
+    >>> batch = sample_features(4000, 10, 20, None, rho=0.1, rng=np.random.default_rng(0))
+    >>> gamma = fit_gamma(batch.queries, batch.features, batch.targets, lam=0.0)
+    >>> gamma.shape
+    (10, 11)
+    >>> round(exact_error(gamma, 20, 0.1), 3)
+    0.488
     """
     t0 = time.perf_counter()
     X, F, y = _check_batch(queries, features, targets)
-    lam = float(check_real("lam", lam, low=0.0))
+    lam = float(check_param("lam", lam))
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
     rtol = float(check_real("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True))
@@ -761,9 +710,12 @@ def fit_gamma(
     p = d * (d + 1)
     ridge = n / d * lam
     used = _auto_method(n, p) if method == "auto" else method
-    check_memory(f"fit_gamma(method={used!r}) with n = {n}, d = {d} (p = {p})", fit_peak_bytes(n, d, used, lam),
-                 "queries and features (n contexts, p = d(d+1) parameters)"
-                 + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""))
+    check_memory(
+        f"fit_gamma(method={used!r}) with n = {n}, d = {d} (p = {p})",
+        fit_peak_bytes(n, d, used, lam),
+        "queries and features (n contexts, p = d(d+1) parameters)"
+        + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""),
+    )
     info: dict[str, Any] = {"method": used}
     if used == "dense":
         gamma = _fit_dense(X, F, y, ridge, info)
@@ -813,6 +765,7 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     Returns
     -------
     float
+        The expected squared test error of ``gamma`` (exact, no sampling).
 
     Notes
     -----
@@ -823,7 +776,7 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = float(check_real("rho", rho, low=0.0))
+    rho = float(check_param("rho", rho))
     alpha = ell / d
     G1, g2 = gamma[:, :d], gamma[:, d]
     if tasks is None:
@@ -838,410 +791,22 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     # tr(Gamma^T Gamma B) = tr(G1^T G1 B11) + 2 b12^T G1^T g2 + b22 |g2|^2
     G1tG1 = G1.T @ G1
     B11 = np.eye(d) / alpha + (1 + 1 / ell) * R / (1 + rho)
-    quad = (
-        np.sum(G1tG1 * B11)
-        + 2 * (1 + 2 / ell) * (mu @ (G1.T @ g2))
-        + (1 + rho) * (1 + 2 / ell) * (g2 @ g2)
-    )
+    quad = np.sum(G1tG1 * B11) + 2 * (1 + 2 / ell) * (mu @ (G1.T @ g2)) + (1 + rho) * (1 + 2 / ell) * (g2 @ g2)
     return float(1 + rho - 2 / d * lin + (1 + rho) / d * quad)
 
 
-def mc_error(
-    gamma: Any,
-    ell: int,
-    tasks: Any,
-    teacher: Any,
-    rho: float,
-    n_test: int,
-    rng: Any = None,
-) -> tuple[float, float]:
-    """Monte Carlo test error ``E(y_q - x_q^T Gamma f)^2`` on fresh test contexts.
-
-    Parameters
-    ----------
-    gamma : array_like, shape (d, d + 1)
-    ell : int
-        Context length (>= 1).
-    tasks : None or array_like, shape (k, d)
-        ``None``: ICL (a fresh task per test context); else IDG (tasks drawn uniformly from
-        these rows, normally the pretraining task set).
-    teacher : None, str or callable
-        The link ``f`` (see :func:`lib.samplers.sample_labels`).
-    rho : float
-        Label-noise variance (>= 0).
-    n_test : int
-        Number of test contexts (>= 2), drawn in batches of 20,000 (``MC_BATCH``) with
-        the exact sufficient-statistic sampler :func:`lib.samplers.sample_features`; the
-        mean and variance are accumulated batch by batch, so memory does not grow with
-        ``n_test`` (time does).
-    rng : numpy.random.Generator, int or None
-
-    Returns
-    -------
-    (mean, stderr) : tuple of float
-        Sample mean of the squared errors and its standard error ``std / sqrt(n_test)``.
-
-    Notes
-    -----
-    Used in: :doc:`the model </book/linear/model>`,
-    :doc:`the equivalence theorem </book/equivalence/theorem>`.
-    """
-    from lib.samplers import sample_features
-
-    gamma = _check_gamma(gamma)
-    d = gamma.shape[0]
-    ell = check_int("ell", ell, low=1)
-    rho = float(check_real("rho", rho, low=0.0))
-    n_test = check_int("n_test", n_test, low=2)
-    step = MC_BATCH
-    check_memory(f"mc_error(n_test={n_test}, d={d}, ell={ell})", mc_peak_bytes(n_test, d, ell),
-                 "d and ell (test contexts are drawn in batches of 20,000)")
-    rng = as_rng(rng)
-    # Running mean and sum of squared deviations over the batches (Chan et al.'s pairwise
-    # update), so n_test costs time, not memory.
-    count, mean, m2 = 0, 0.0, 0.0
-    for s in range(0, n_test, step):
-        b = min(step, n_test - s)
-        batch = sample_features(b, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
-        err = (batch.targets - _predict(gamma, batch.queries, batch.features)) ** 2
-        del batch
-        bmean = float(err.mean())
-        bm2 = float(np.sum((err - bmean) ** 2))
-        total = count + b
-        delta = bmean - mean
-        mean += delta * (b / total)
-        m2 += bm2 + delta * delta * (count * b / total)
-        count = total
-    return float(mean), float(math.sqrt(m2 / (n_test - 1)) / math.sqrt(n_test))
+#: Names that moved out of ``lib.attention`` in the split of ``lib`` by concept, and where they
+#: are now (an old notebook gets an AttributeError that says where to look).
+_MOVED = {
+    "mc_error": "lib.simulation",
+    "mc_peak_bytes": "lib.simulation",
+    "simulate_peak_bytes": "lib.simulation",
+    "simulate": "lib.simulation",
+    "simulate_many": "lib.simulation",
+}
 
 
-# ----------------------------------------------------------------------------------------
-# 4. one simulation point
-# ----------------------------------------------------------------------------------------
-
-
-def mc_peak_bytes(n_test: int, d: int, ell: int) -> float:
-    """Estimated peak memory of :func:`mc_error`: one batch of test contexts and its predictions."""
-    from lib.samplers import features_peak_bytes
-
-    b = min(n_test, MC_BATCH)
-    return features_peak_bytes(b, d, ell) + 8.0 * 3 * b * (d + 1)
-
-
-#: Largest size (ell, k or n) that :func:`simulate` accepts before the memory guard.
-_MAX_SIZE = 2**62
-
-
-def _size(name: str, value: float, d: int, symbol: str) -> int:
-    scale_value = d if symbol != "n" else d * d
-    scale = "d" if symbol != "n" else "d^2"
-    exact = value * d if symbol != "n" else value * d * d  # the historical rounding order
-    if not math.isfinite(exact) or exact > _MAX_SIZE:
-        raise ValueError(
-            f"{name} = {value!r} gives {symbol} = {name} * {scale} = {exact:.3g} at d = {d}, more than "
-            f"any array can hold; {name} must be at most {_MAX_SIZE / scale_value:.3g} here"
-            + ("; use kappa = inf for a fresh task per context" if name == "kappa" else "")
-        )
-    size = int(round(exact))
-    if size < 1:
-        raise ValueError(
-            f"{name} = {value!r} gives {symbol} = round({name} * {scale}) = 0 at d = {d}; "
-            f"{name} must be at least 1/{scale} = {1.0 / scale_value:g} here"
-        )
-    return size
-
-
-def simulate_peak_bytes(
-    d: int, ell: int, k: int | None, n: int, lam: float = 0.0, method: str = "auto",
-    teacher: Any = None, n_test: int = 20_000,
-) -> float:
-    """Estimated peak memory of one :func:`simulate` call, in bytes.
-
-    The task set (``8 k d``, twice while it is normalized), the pretraining features
-    (``8 n (2d + 2)``), the larger of the sampler's batch temporaries and the solver's
-    extra memory (:func:`fit_peak_bytes`), and for a nonlinear teacher one batch of test
-    contexts (:func:`mc_peak_bytes`). Checked against tracemalloc peaks in
-    ``tests/test_bad_input.py``; at ``d = 400, alpha = 2, tau = 3`` (matfree) it is
-    about 4.5 GiB.
-    """
-    from lib.samplers import features_peak_bytes
-
-    tasks = 0.0 if k is None else 16.0 * k * d
-    feats = features_peak_bytes(n, d, ell)
-    out_only = 8.0 * n * (2 * d + 2)
-    train = feats + max(0.0, fit_peak_bytes(n, d, method, lam) - (feats - out_only))
-    test = 0.0 if teacher is None else mc_peak_bytes(n_test, d, ell)
-    return tasks + max(train, test + 8.0 * d * (d + 1))
-
-
-def simulate(
-    d: int,
-    alpha: float,
-    kappa: float,
-    tau: float,
-    rho: float,
-    lam: float = 0.0,
-    teacher: Any = None,
-    rng: Any = None,
-    method: str = "auto",
-    n_test: int | None = None,
-    return_gamma: bool = False,
-) -> dict[str, Any]:
-    """Pretrain linear attention on one random data set and measure its ICL and IDG errors.
-
-    Draws the pretraining task set (``k = round(kappa d)`` tasks,
-    :func:`lib.samplers.sample_task_set`), ``n = round(tau d^2)`` pretraining contexts of
-    length ``ell = round(alpha d)`` with the exact sufficient-statistic sampler, fits
-    ``Gamma*`` with :func:`fit_gamma` and evaluates it.
-
-    Parameters
-    ----------
-    d : int
-        Token dimension (>= 1).
-    alpha, kappa, tau : float
-        ``ell / d``, ``k / d`` (``inf`` allowed: a fresh task for every context) and
-        ``n / d^2``; each must give a size of at least 1.
-    rho : float
-        Label-noise variance (>= 0).
-    lam : float
-        Ridge strength (>= 0; 0 = minimum-norm / ridgeless).
-    teacher : None, str or callable
-        ``None`` is the linear teacher: the errors are then **exact** given ``Gamma*``
-        (:func:`exact_error`, standard errors 0). Any other teacher (including the name
-        ``"linear"``) is evaluated by Monte Carlo (:func:`mc_error`) on ``n_test`` fresh test
-        contexts for each of ICL and IDG.
-    rng : numpy.random.Generator, int or None
-        Random source (pass a seed for reproducibility).
-    method : str
-        Solver of :func:`fit_gamma`.
-    n_test : int or None
-        Monte Carlo test contexts (default ``N_TEST_DEFAULT = 20,000``); ignored for the
-        linear teacher.
-    return_gamma : bool
-        Also return ``Gamma*`` under ``"gamma"``.
-
-    Returns
-    -------
-    dict
-        ``"icl"``, ``"icl_se"``: error on fresh tasks and its standard error;
-        ``"idg"``, ``"idg_se"``: error on tasks of the pretraining set. When
-        ``kappa = inf`` there is no task set and ``"idg"`` is ``"icl"`` (same number);
-        ``"d"``, ``"ell"``, ``"k"`` (``None`` when ``kappa = inf``), ``"n"``,
-        ``"p" = d(d+1)``, ``"method"`` (the solver actually used), ``"iterations"`` (CG
-        iterations or ``None``), ``"alpha"``, ``"kappa"``, ``"tau"``, ``"rho"``, ``"lam"``,
-        ``"n_test"`` (``None`` if exact), ``"seconds"`` (wall time of the whole call), and
-        ``"gamma"`` (shape (d, d + 1)) if ``return_gamma``.
-
-    Raises
-    ------
-    TypeError
-        If ``alpha``, ``kappa``, ``tau``, ``rho`` or ``lam`` is an array or list (one
-        point per call; use :func:`simulate_many` for grids).
-    ValueError
-        If ``alpha``, ``kappa`` or ``tau`` gives ``ell``, ``k`` or ``n`` = 0 or a size no
-        array can hold (naming the parameter and a value that is accepted), if the
-        teacher is refused (not vectorized, non-finite, not square-integrable: the
-        checks of :mod:`lib.hermite`), or any argument is out of range.
-    lib._checks.MemoryLimitError
-        (a ``MemoryError`` and a ``ValueError``) before anything is sampled, if the
-        estimated peak memory (:func:`simulate_peak_bytes`) exceeds the limit: 0.8 of the
-        memory available at the call, or the environment variable ``LIB_MEMORY_LIMIT``
-        (bytes or ``"6GiB"``; ``"none"`` switches the guard off). The message names the
-        argument behind the largest part of the estimate. The book's largest job
-        (``d = 400, alpha = 2, tau = 3``, matfree, 10^6 test contexts) is estimated at
-        4.4 GiB.
-
-    Notes
-    -----
-    Cost at ``d = 200, tau = 2, alpha = 2`` (matfree, 51 CG iterations): 21 s and 0.5 GiB
-    with one BLAS thread (bench/bench_solvers.py). With two BLAS threads on the shared
-    2-core machine while other jobs run, the same call took 70-90 s: OpenBLAS threads
-    waiting for each other in the many medium-sized products of CG; set
-    ``OPENBLAS_NUM_THREADS=1`` on a busy machine.
-    Used in: :doc:`learning curves </book/linear/learning_curves>`,
-    :doc:`the equivalence theorem </book/equivalence/theorem>`,
-    :doc:`testing the equivalence </book/equivalence/verification>`.
-    """
-    from lib.samplers import sample_features, sample_task_set
-
-    from lib.samplers import _resolve
-
-    t0 = time.perf_counter()
-    d = check_int("d", d, low=1)
-    alpha = check_scalar("alpha", alpha, low=0.0, low_open=True)
-    kappa = check_scalar("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
-    tau = check_scalar("tau", tau, low=0.0, low_open=True)
-    rho = check_scalar("rho", rho, low=0.0)
-    lam = check_scalar("lam", lam, low=0.0)
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    if n_test is None:
-        n_test = N_TEST_DEFAULT
-    n_test = check_int("n_test", n_test, low=2)
-    ell = _size("alpha", alpha, d, "ell")
-    k = None if math.isinf(kappa) else _size("kappa", kappa, d, "k")
-    n = _size("tau", tau, d, "n")
-    _resolve(teacher)  # refuses a bad teacher (e.g. not square-integrable) before sampling
-    # name the argument behind the largest part of the estimate
-    parts = {
-        f"kappa (k = kappa d = {k or 0:,} tasks; kappa = inf needs no task set)": 16.0 * (k or 0) * d,
-        f"alpha (context length ell = alpha d = {ell:,})": 40.0 * ell * min(n, max(1, 50_000_000 // (40 * ell))),
-        f"d and tau (n = tau d^2 = {n:,} contexts, p = d(d+1) = {d * (d + 1):,} parameters)": 8.0 * n * (2 * d + 2)
-        + fit_peak_bytes(n, d, method, lam),
-    }
-    check_memory(
-        f"simulate(d={d}, alpha={alpha:g}, kappa={kappa:g}, tau={tau:g}, method={method!r})",
-        simulate_peak_bytes(d, ell, k, n, lam, method, teacher, n_test),
-        max(parts, key=parts.get),
-    )
-    rng = as_rng(rng)
-
-    tasks = sample_task_set(d, kappa, rng)
-    batch = sample_features(n, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
-    gamma, info = fit_gamma(batch.queries, batch.features, batch.targets, lam=lam, method=method, return_info=True)
-    del batch
-    if teacher is None:
-        icl, icl_se = exact_error(gamma, ell, rho), 0.0
-        idg, idg_se = (icl, 0.0) if tasks is None else (exact_error(gamma, ell, rho, tasks), 0.0)
-    else:
-        icl, icl_se = mc_error(gamma, ell, None, teacher, rho, n_test, rng)
-        idg, idg_se = (icl, icl_se) if tasks is None else mc_error(gamma, ell, tasks, teacher, rho, n_test, rng)
-    out: dict[str, Any] = {
-        "icl": icl,
-        "icl_se": icl_se,
-        "idg": idg,
-        "idg_se": idg_se,
-        "d": d,
-        "ell": ell,
-        "k": k,
-        "n": n,
-        "p": d * (d + 1),
-        "method": info["method"],
-        "iterations": info.get("iterations"),
-        "alpha": alpha,
-        "kappa": kappa,
-        "tau": tau,
-        "rho": rho,
-        "lam": lam,
-        "n_test": None if teacher is None else n_test,
-    }
-    if return_gamma:
-        out["gamma"] = gamma
-    out["seconds"] = time.perf_counter() - t0
-    return out
-
-
-# ----------------------------------------------------------------------------------------
-# 5. many simulation points, several draws each
-# ----------------------------------------------------------------------------------------
-
-
-def _as_grid(name: str, value: Any) -> np.ndarray:
-    """A scalar or a 1-D array of parameter values, as a 1-D float array."""
-    arr = np.atleast_1d(check_real(name, value, allow_inf=(name == "kappa")))
-    if arr.ndim != 1 or arr.size < 1:
-        raise ValueError(f"{name} must be a scalar or a non-empty 1-D array; got shape {np.shape(value)}")
-    return arr.astype(float)
-
-
-def simulate_many(
-    d: int,
-    alpha: Any,
-    kappa: Any,
-    tau: Any,
-    rho: Any,
-    lam: Any = 0.0,
-    teacher: Any = None,
-    *,
-    draws: int = 3,
-    rng: Any = None,
-    method: str = "auto",
-    n_test: int | None = None,
-) -> dict[str, Any]:
-    """Run :func:`simulate` at several parameter points, ``draws`` times each, and average.
-
-    The parameters ``alpha, kappa, tau, rho, lam`` are scalars or 1-D arrays; the arrays
-    must all have the same length ``m`` and the scalars are repeated (all scalars: one
-    point, ``m = 1``). ``d``, ``teacher``, ``method`` and ``n_test`` are shared by every
-    point. Point ``i``, draw ``j`` runs
-    ``simulate(d, alpha[i], kappa[i], tau[i], rho[i], lam[i], teacher,
-    rng=numpy.random.default_rng(children[i * draws + j]), ...)`` with the independent
-    child seeds ``children = SeedSequence.spawn(m * draws)`` of the seed sequence behind
-    ``rng`` (for an integer seed ``s``: ``numpy.random.SeedSequence(s).spawn(m * draws)``;
-    for a generator: ``rng.bit_generator.seed_seq.spawn(m * draws)``, as
-    :meth:`numpy.random.Generator.spawn` does). So every run has its own stream, the
-    result does not depend on the order of the runs, and one run can be repeated alone.
-
-    Parameters
-    ----------
-    d : int
-        Token dimension (>= 1), the same at every point.
-    alpha, kappa, tau, rho, lam : float or array_like, shape (m,)
-        As in :func:`simulate` (``kappa`` may be ``inf``); broadcast together.
-    teacher : None, str or callable
-        As in :func:`simulate` (``None``: linear teacher, exact errors).
-    draws : int, keyword-only
-        Independent pretraining runs per point (>= 1).
-    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None, keyword-only
-        Source of the child seeds (pass an integer seed for reproducibility).
-    method : str, keyword-only
-        Solver of :func:`fit_gamma`.
-    n_test : int or None, keyword-only
-        Monte Carlo test contexts per run (nonlinear teachers; see :func:`simulate`).
-
-    Returns
-    -------
-    dict
-        ``"icl"``, ``"idg"`` (shape (m,)): means over the draws;
-        ``"icl_se"``, ``"idg_se"`` (shape (m,)): standard errors of these means,
-        ``std(ddof=1) / sqrt(draws)``; with ``draws = 1`` the Monte Carlo standard error
-        of the single run reported by :func:`simulate` (0 for the linear teacher);
-        ``"icl_draws"``, ``"idg_draws"`` (shape (m, draws)): every run;
-        ``"alpha"``, ``"kappa"``, ``"tau"``, ``"rho"``, ``"lam"`` (shape (m,)): the
-        broadcast parameters; ``"d"``, ``"draws"`` and ``"seconds"`` (wall time).
-
-    Raises
-    ------
-    ValueError, TypeError
-        ``draws`` not an integer >= 1, parameter arrays that are not 1-D or have
-        different lengths, and everything :func:`simulate` rejects (naming the argument).
-
-    Notes
-    -----
-    Cost: ``m * draws`` calls of :func:`simulate`, run one after the other.
-    Used in: :doc:`learning curves </book/linear/learning_curves>`,
-    :doc:`finite pretraining data </book/regimes/finite_data>`,
-    :doc:`task diversity </book/regimes/task_diversity>`.
-    """
-    t0 = time.perf_counter()
-    d = check_int("d", d, low=1)
-    draws = check_int("draws", draws, low=1)
-    names = ("alpha", "kappa", "tau", "rho", "lam")
-    grids = [_as_grid(name, value) for name, value in zip(names, (alpha, kappa, tau, rho, lam))]
-    lengths = {g.size for g in grids if g.size > 1}
-    if len(lengths) > 1:
-        given = ", ".join(f"{n}: {g.size}" for n, g in zip(names, grids) if g.size > 1)
-        raise ValueError(f"alpha, kappa, tau, rho and lam must be scalars or 1-D arrays of one length; got lengths {given}")
-    m = lengths.pop() if lengths else 1
-    grids = [np.broadcast_to(g, (m,)).copy() for g in grids]
-    children = as_rng(rng).bit_generator.seed_seq.spawn(m * draws)
-    out: dict[str, Any] = {}
-    for key in ("icl", "idg"):
-        out[key + "_draws"] = np.empty((m, draws))
-        out[key + "_se"] = np.empty(m)
-    for i in range(m):
-        for j in range(draws):
-            r = simulate(d, *(g[i] for g in grids), teacher=teacher, rng=np.random.default_rng(children[i * draws + j]),
-                         method=method, n_test=n_test)
-            for key in ("icl", "idg"):
-                out[key + "_draws"][i, j] = r[key]
-                if draws == 1:
-                    out[key + "_se"][i] = r[key + "_se"]
-    for key in ("icl", "idg"):
-        runs = out[key + "_draws"]
-        out[key] = runs.mean(axis=1)
-        if draws > 1:
-            out[key + "_se"] = runs.std(axis=1, ddof=1) / math.sqrt(draws)
-    out.update(zip(names, grids))
-    out.update(d=d, draws=draws, seconds=time.perf_counter() - t0)
-    return out
+def __getattr__(name: str):
+    if name in _MOVED:
+        raise AttributeError(f"lib.attention.{name} has moved to {_MOVED[name]}.{name}")
+    raise AttributeError(f"module 'lib.attention' has no attribute {name!r}")

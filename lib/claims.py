@@ -43,8 +43,7 @@ def _values(name: str, value: Any) -> np.ndarray:
     arr = np.asarray(value)
     if arr.dtype.kind not in "iuf":
         raise TypeError(
-            f"{name} must be real numbers (int or float, scalar or array); "
-            f"got {value!r} of dtype {arr.dtype}"
+            f"{name} must be real numbers (int or float, scalar or array); got {value!r} of dtype {arr.dtype}"
         )
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty; got {value!r}")
@@ -101,8 +100,7 @@ def claim(condition: Any, what: str) -> None:
     arr = np.asarray(condition)
     if arr.dtype.kind != "b":
         raise TypeError(
-            "condition must be a bool or an array of bools (Python or NumPy); "
-            f"got {condition!r} of dtype {arr.dtype}"
+            f"condition must be a bool or an array of bools (Python or NumPy); got {condition!r} of dtype {arr.dtype}"
         )
     if arr.size == 0:
         raise ValueError(f"condition must not be empty; got {condition!r}")
@@ -110,9 +108,7 @@ def claim(condition: Any, what: str) -> None:
         _fail(what, f"condition is false ({condition!r})")
 
 
-def claim_close(
-    actual: Any, expected: Any, what: str, *, rel: float | None = None, abs: float | None = None
-) -> None:
+def claim_close(actual: Any, expected: Any, what: str, *, rel: float | None = None, abs: float | None = None) -> None:
     """Check ``|actual - expected| <= abs + rel * |expected|`` elementwise.
 
     Give the tolerance the sentence states: ``rel=0.01`` for "within 1 %",
@@ -137,8 +133,13 @@ def claim_close(
     if np.any(err > tol):
         i = int(np.argmax(err - tol))
         ab = np.broadcast_arrays(a, e, err, tol)
-        _fail(what, (f"|{ab[0].flat[i]:.6g} - {ab[1].flat[i]:.6g}| = {ab[2].flat[i]:.3g} "
-                     f"exceeds the tolerance {ab[3].flat[i]:.3g} (rel={rel}, abs={abs})"))
+        _fail(
+            what,
+            (
+                f"|{ab[0].flat[i]:.6g} - {ab[1].flat[i]:.6g}| = {ab[2].flat[i]:.3g} "
+                f"exceeds the tolerance {ab[3].flat[i]:.3g} (rel={rel}, abs={abs})"
+            ),
+        )
 
 
 def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) -> None:
@@ -146,6 +147,22 @@ def claim_below(smaller: Any, larger: Any, what: str, *, margin: float = 0.0) ->
 
     ``smaller`` and ``larger`` are finite, non-empty and broadcastable; ``margin`` is a
     finite number >= 0.
+
+    Parameters
+    ----------
+    smaller, larger : float or array_like
+        The two sides of the ordering.
+    what : str
+        The sentence being checked, quoted in the error.
+    margin : float, keyword-only
+        How much smaller (default 0: strictly smaller).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     margin = _tolerance("margin", margin)
     s, g = _values("smaller", smaller), _values("larger", larger)
@@ -162,6 +179,22 @@ def claim_between(value: Any, low: float, high: float, what: str) -> None:
     ``low`` and ``high`` are single numbers with ``low <= high``; they may be
     ``-np.inf`` / ``np.inf`` for a one-sided claim, but not NaN (every comparison with
     NaN is false, so the claim would hold for any value).
+
+    Parameters
+    ----------
+    value : float or array_like
+        The values to check.
+    low, high : float
+        The bounds (inclusive).
+    what : str
+        The sentence being checked, quoted in the error.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     lo, hi = _scalar("low", low), _scalar("high", high)
     for name, bound, given in (("low", lo, low), ("high", hi, high)):
@@ -179,6 +212,24 @@ def claim_monotone(values: Any, what: str, *, increasing: bool = True, strict: b
 
     ``values`` are finite with at least two entries; ``increasing`` and ``strict`` are
     bools.
+
+    Parameters
+    ----------
+    values : array_like
+        The sequence, in order.
+    what : str
+        The sentence being checked, quoted in the error.
+    increasing : bool, keyword-only
+        Increasing (default) or decreasing.
+    strict : bool, keyword-only
+        Strictly (default), or allowing equal neighbours.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     increasing, strict = _flag("increasing", increasing), _flag("strict", strict)
     v = _values("values", values).ravel()
@@ -198,6 +249,26 @@ def claim_consistent(estimate: Any, se: Any, target: Any, what: str, *, z: float
     For statistical claims ("agrees with the theory within its error bars"): the
     tolerance is ``z * se``, with ``se`` the estimate's standard error (finite and
     >= 0) and ``z`` a finite number >= 0.
+
+    Parameters
+    ----------
+    estimate : float or array_like
+        The measured values.
+    se : float or array_like
+        Their standard errors (>= 0).
+    target : float or array_like
+        The values they should agree with (for instance the theory).
+    what : str
+        The sentence being checked, quoted in the error.
+    z : float, keyword-only
+        Number of standard errors allowed (default 3).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not of the kind described (the message names it).
+    ClaimError
+        If the claim does not hold (the message starts with ``what``).
     """
     z = _tolerance("z", z)
     e, s, t = _values("estimate", estimate), _values("se", se), _values("target", target)
@@ -207,6 +278,11 @@ def claim_consistent(estimate: Any, se: Any, target: Any, what: str, *, z: float
     if np.any(dev > 0):
         i = int(np.argmax(dev))
         eb, sb, tb = np.broadcast_arrays(e, s, t)
-        _fail(what, (f"{eb.flat[i]:.6g} ± {sb.flat[i]:.3g} is "
-                     f"{abs(eb.flat[i] - tb.flat[i]) / max(sb.flat[i], 1e-300):.1f} standard "
-                     f"errors from {tb.flat[i]:.6g} (allowed: {z:g})"))
+        _fail(
+            what,
+            (
+                f"{eb.flat[i]:.6g} ± {sb.flat[i]:.3g} is "
+                f"{abs(eb.flat[i] - tb.flat[i]) / max(sb.flat[i], 1e-300):.1f} standard "
+                f"errors from {tb.flat[i]:.6g} (allowed: {z:g})"
+            ),
+        )

@@ -14,8 +14,8 @@ form a basis of the functions with :math:`\\mathbb{E}[f(z)^2] < \\infty`, so tha
 everything else, :math:`f_\\perp = f - a_1 h_1`, acts like label noise on linear
 attention (chapter 3).
 
-Numerics
---------
+Numerics:
+
 * ``h_m`` is evaluated with the three-term recurrence of the *normalized* functions,
   :math:`h_{m+1}(z) = (z h_m(z) - \\sqrt{m}\\, h_{m-1}(z)) / \\sqrt{m+1}`, which never
   forms ``He_m(z)`` or ``m!`` and is stable to degree 100 and beyond.
@@ -32,23 +32,28 @@ Numerics
   decay (``exp(z^2)``); an integral that does not converge (``1/(z - z0)``) is reported
   with the place where the error concentrates. No NaN or scipy warning escapes.
 
-Used in: chapter 1 (Hermite basics); the teacher catalogue is used in every chapter
-(through :func:`resolve_teacher` and :func:`teacher_moments`); chapter 3 (the
-equivalence theorem) uses :func:`gaussian_equivalent` and :func:`remainder`.
+Used in: chapter 1 (Hermite basics); the link catalogue is used in every chapter
+(through :func:`lib.teachers.as_link`); chapter 3 (the equivalence theorem) uses
+:func:`lib.teachers.remainder`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import numpy as np
 from numpy.polynomial import hermite_e as _herme
-from scipy import integrate, special
+from scipy import special
 
-from lib._checks import check_callable, check_int, check_real, check_scalar
+from lib._checks import check_callable, check_int, check_real
+from lib.quadrature import ATOL as _ATOL
+from lib.quadrature import PHI0 as _PHI0
+from lib.quadrature import RTOL as _RTOL
+from lib.quadrature import call_f as _call_f
+from lib.quadrature import integrate_pieces as _integrate_pieces
+from lib.quadrature import probe as _probe
 
 __all__ = [
     "MAX_DEGREE",
@@ -57,39 +62,17 @@ __all__ = [
     "coefficients",
     "second_moment",
     "linear_coefficient",
-    "remainder",
     "partial_sum",
     "partial_sum_errors",
+    "pad_coefficients",
     "Link",
     "LINKS",
     "get_link",
-    "resolve_teacher",
-    "teacher_moments",
-    "gaussian_equivalent",
-    "LabelMoments",
-    "label_moments",
     "changing_degrees",
 ]
 
 #: Largest degree accepted by the numerical routines (accuracy is tested up to here).
 MAX_DEGREE: int = 150
-
-_PHI0 = 1.0 / math.sqrt(2.0 * math.pi)  # phi(0)
-_HALF_WIDTH = 36.0  # phi(36) ~ 1e-282: beyond it nothing square-integrable matters
-_BREAKPOINTS = np.concatenate([[-32.0, -28.0, -24.0], np.arange(-20.0, 21.0), [24.0, 28.0, 32.0]])
-_ATOL = 1e-12
-_RTOL = 1e-11
-_MAX_SUBDIVISIONS = 4000
-_TAIL_START = 30.0  # f^2 phi must be negligible beyond this |z|
-_TAIL_TOL = 1e-13
-_PROBE = np.unique(
-    np.concatenate(
-        [
-            np.linspace(-_HALF_WIDTH, _HALF_WIDTH, 1441),
-            [0.0, 1e-9, -1e-9, 1e-5, -1e-5, 0.1234567, -0.7654321, 1.3579, -2.4681],
-        ]
-    )
-)
 
 
 # --------------------------------------------------------------------------------------
@@ -149,6 +132,8 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
         For a non-integer or negative ``degree`` or non-real / non-finite ``z``; a
         ``ValueError`` naming ``z`` if a value overflows (``|z|`` astronomically large).
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     degree = check_int("degree", degree, low=0)
@@ -176,11 +161,13 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     numpy.ndarray, shape (...)
         ``h_m(z)``, same shape as ``z`` (a 0-d array for scalar ``z``).
 
+    Notes
+    -----
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
+
     Examples
     --------
     ``h_2(z) = (z^2 - 1) / sqrt(2)``, ``h_3(z) = (z^3 - 3 z) / sqrt(6)``.
-
-    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     m = check_int("m", m, low=0)
     return hermite_functions(m, z)[m]
@@ -189,113 +176,6 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Gaussian integrals of a user function
 # --------------------------------------------------------------------------------------
-def _call_f(f: Callable, z: np.ndarray) -> np.ndarray:
-    """Evaluate the user's ``f`` on a 1-D array, checking type, shape and finiteness."""
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = f(z)
-    except Exception as exc:
-        raise TypeError(
-            f"f must be a vectorized function of a numpy array of z values; calling "
-            f"{f!r} on an array of shape {z.shape} raised {type(exc).__name__}: {exc}"
-        ) from exc
-    out = np.asarray(out)
-    if out.shape != z.shape:
-        raise ValueError(
-            f"f must return an array of the same shape as its input; given z of shape "
-            f"{z.shape} it returned shape {out.shape} (for a constant use np.full_like(z, c))"
-        )
-    if out.dtype == bool or np.issubdtype(out.dtype, np.integer):
-        out = out.astype(float)
-    if not np.issubdtype(out.dtype, np.floating):
-        raise ValueError(f"f must return real numbers; it returned dtype {out.dtype}")
-    if not np.all(np.isfinite(out)):
-        i = int(np.flatnonzero(~np.isfinite(out))[0])
-        zbad, vbad = float(z[i]), float(out[i])
-        if abs(zbad) > 8.0 and not np.isnan(vbad):
-            raise ValueError(
-                f"f is not square-integrable under the standard Gaussian weight: "
-                f"f(z) = {vbad} at z = {zbad:.6g} (it grows too fast)"
-            )
-        raise ValueError(
-            f"f must return finite values for every real z and be square-integrable under "
-            f"the standard Gaussian weight; got f({zbad:.6g}) = {vbad}"
-        )
-    return out.astype(float, copy=False)
-
-
-def _probe(f: Callable) -> None:
-    """Cheap checks before integrating: finiteness, shape, and a decaying Gaussian tail."""
-    fz = _call_f(f, _PROBE)
-    with np.errstate(over="ignore", under="ignore"):
-        g = (fz * np.exp(-0.25 * _PROBE**2)) ** 2 * _PHI0  # f(z)^2 phi(z)
-    if not np.all(np.isfinite(g)):  # pragma: no cover - needs |f| > 1e154 at moderate z
-        raise ValueError("f is too large: f(z)^2 overflows float64 on the probe grid")
-    tail = np.abs(_PROBE) >= _TAIL_START
-    scale = max(1.0, float(np.max(g)))
-    worst = int(np.argmax(np.where(tail, g, -1.0)))
-    if g[worst] > _TAIL_TOL * scale:
-        raise ValueError(
-            "f does not look square-integrable under the standard Gaussian weight: "
-            f"f(z)^2 phi(z) = {g[worst]:.3g} at z = {_PROBE[worst]:.3g} does not decay "
-            "(E[f(z)^2] must be finite, with negligible mass beyond |z| = 30)"
-        )
-
-
-def _probe_fourth_moment(f: Callable) -> None:
-    """Refuse a link whose fourth Gaussian moment diverges (the tail of f^4 phi does not decay).
-
-    The equivalence theorem (chapter 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
-    :math:`q = \\ell^{-1}\\sum_i y_i^2` enters the prediction, so every :math:`\\Gamma`
-    that weighs it has an infinite error otherwise. Checked in log space on the probe grid,
-    with the same tail rule as :func:`_probe` for :math:`f^2`.
-    """
-    fz = _call_f(f, _PROBE)
-    with np.errstate(divide="ignore"):
-        log_g = 4.0 * np.log(np.abs(fz)) - 0.5 * _PROBE**2  # log(f^4 phi / phi(0))
-    tail = np.abs(_PROBE) >= _TAIL_START
-    log_scale = max(0.0, float(np.max(log_g)))
-    worst = int(np.argmax(np.where(tail, log_g, -np.inf)))
-    if log_g[worst] > math.log(_TAIL_TOL) + log_scale:
-        raise ValueError(
-            "teacher: E[f(z)^4] must be finite (the hypothesis of the equivalence theorem, "
-            "chapter 3.1: the feature q = mean of y_i^2 enters the prediction, so with an "
-            "infinite fourth moment every Gamma that weighs q has an infinite error); "
-            f"f(z)^4 phi(z) does not decay: log(f^4 phi / phi(0)) = {log_g[worst]:.3g} at "
-            f"z = {_PROBE[worst]:.3g}"
-        )
-
-
-def _integrate_pieces(integrand: Callable, atol: float, rtol: float) -> np.ndarray:
-    """Integrate a vector integrand over ``[-36, 36]``, one adaptive call per piece.
-
-    The line is cut at :data:`_BREAKPOINTS` and each piece is integrated by its own
-    :func:`scipy.integrate.cubature` call (21-point Gauss-Kronrod, bisection of the
-    sub-interval with the largest error). One call per piece rather than ``points=``:
-    in scipy 1.17 the regions made from ``points`` are not heap-ordered, so the
-    adaptive loop can refine the wrong region and stop without converging.
-    """
-    edges = np.concatenate([[-_HALF_WIDTH], _BREAKPOINTS, [_HALF_WIDTH]])
-    total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        res = integrate.cubature(
-            integrand, np.array([lo]), np.array([hi]), rule="gk21",
-            rtol=rtol, atol=atol, max_subdivisions=_MAX_SUBDIVISIONS,
-        )
-        if res.status != "converged":
-            worst = max(res.regions, key=lambda r: float(np.max(np.abs(r.error))))
-            where = 0.5 * float(worst.a[0] + worst.b[0])
-            raise ValueError(
-                "f: the Gaussian integrals of f did not converge (estimated error "
-                f"{float(np.max(res.error)):.2g}, concentrated near z = {where:.6g}); f must "
-                "be square-integrable under the standard Gaussian weight (no 1/(z - c) "
-                "singularity) and piecewise smooth"
-            )
-        total = total + np.asarray(res.estimate, dtype=float)
-    return total
-
-
 def _gaussian_integrals(f: Callable, degree: int) -> tuple[np.ndarray, float]:
     """``(a_0..a_degree, E[f^2])`` by adaptive Gauss-Kronrod cubature (degree -1: none)."""
     _probe(f)
@@ -361,6 +241,7 @@ def coefficients(f: Callable, degree: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (degree + 1,)
+        :math:`a_0, \\dots, a_{\\mathrm{degree}}`.
 
     Raises
     ------
@@ -370,9 +251,19 @@ def coefficients(f: Callable, degree: int) -> np.ndarray:
         If ``f`` returns non-finite values or the wrong shape, or is not
         square-integrable (``exp(z^2)``, ``1/z``); if ``degree`` is out of range.
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`,
     :doc:`beyond linear attention </book/beyond/spectral>`.
     Through other functions of ``lib``: every chapter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> coefficients(np.tanh, 3).round(6)  # odd link: even coefficients vanish
+    array([ 0.      ,  0.605706,  0.      , -0.148437])
+    >>> coefficients("relu", 2).round(6)  # a catalogue link: closed form
+    array([0.398942, 0.5     , 0.282095])
     """
     f = _check_f(f)
     degree = _check_degree(degree)
@@ -392,7 +283,10 @@ def second_moment(f: Callable) -> float:
     Returns
     -------
     float
+        :math:`E[f(z)^2]`.
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     f = _check_f(f)
@@ -415,60 +309,13 @@ def linear_coefficient(f: Callable) -> float:
     Returns
     -------
     float
+        :math:`a_1`.
 
+    Notes
+    -----
     Used in: chapter 1 (Hermite basics); chapter 3 (the equivalence theorem).
     """
     return float(coefficients(f, 1)[1])
-
-
-def remainder(f: Callable) -> "Link":
-    """The part of ``f`` that linear attention cannot use: ``f_perp = f - a_1 h_1``.
-
-    .. math::
-
-        f_\\perp(z) = f(z) - a_1 z, \\qquad \\mathbb{E}[f_\\perp(z)\\, z] = 0, \\qquad
-        \\mathbb{E}[f_\\perp(z)^2] = \\mathbb{E}[f(z)^2] - a_1^2.
-
-    Parameters
-    ----------
-    f : callable
-        As in :func:`coefficients`.
-
-    Returns
-    -------
-    Link
-        A callable :class:`Link` named ``"<name>_perp"``; its coefficients are those of
-        ``f`` with ``a_1`` set to zero (closed form if ``f`` is a catalogue link).
-
-    Used in: :doc:`Hermite basics </book/hermite/basics>`,
-    :doc:`the equivalence theorem </book/equivalence/theorem>`.
-    """
-    f = _check_f(f)
-    parent = f if isinstance(f, Link) else Link(getattr(f, "__name__", "f"), f, r"$f$")
-    a1 = linear_coefficient(parent)
-
-    def f_perp(z: np.ndarray) -> np.ndarray:
-        z = np.asarray(z, dtype=float)
-        return np.asarray(parent.f(z), dtype=float) - a1 * z
-
-    closed = None
-    if parent.has_closed_form:
-
-        def closed(degree: int) -> np.ndarray:
-            a = parent.coefficients(degree)
-            if degree >= 1:
-                a[1] = 0.0
-            return a
-
-    ef2 = parent.second_moment - a1**2 if parent.has_closed_form else None
-    return Link(
-        f"{parent.name}_perp",
-        f_perp,
-        r"$f_\perp$",
-        description=f"remainder of {parent.name} after removing its linear part a_1 z",
-        closed_form=closed,
-        closed_second_moment=ef2,
-    )
 
 
 def partial_sum(coeffs: Any, z: Any) -> np.ndarray:
@@ -484,7 +331,10 @@ def partial_sum(coeffs: Any, z: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (...)
+        The series at every ``z``, shape of ``z``.
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     a = check_real("coeffs", coeffs)
@@ -527,6 +377,8 @@ def partial_sum_errors(f: Callable, degree: int) -> np.ndarray:
     numpy.ndarray, shape (degree + 1,)
         ``epsilon_0, ..., epsilon_degree`` (non-increasing).
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     f = _check_f(f)
@@ -574,6 +426,8 @@ class Link:
     ``second_moment`` use the closed forms when given, otherwise they are computed
     numerically once and cached.
 
+    Notes
+    -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     Through other functions of ``lib``: every chapter.
     """
@@ -668,12 +522,31 @@ def _sin_coefficients(degree: int) -> np.ndarray:
     return sign * np.exp(-0.5 - 0.5 * special.gammaln(m + 1.0))
 
 
+def pad_coefficients(coeffs: Any, degree: int) -> np.ndarray:
+    r"""Hermite coefficients ``a_0..a_degree``: truncated, or padded with zeros.
+
+    Parameters
+    ----------
+    coeffs : array_like of shape (M + 1,)
+        Coefficients :math:`a_0, \dots, a_M`.
+    degree : int
+        Largest degree wanted, ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (degree + 1,): :math:`a_m` for :math:`m \le M`, zero beyond.
+    """
+    a = np.zeros(int(degree) + 1)
+    coeffs = np.asarray(coeffs, dtype=float)
+    n = min(a.size, coeffs.size)
+    a[:n] = coeffs[:n]
+    return a
+
+
 def _fixed(values: list[float]) -> Callable[[int], np.ndarray]:
     def closed(degree: int) -> np.ndarray:
-        a = np.zeros(degree + 1)
-        n = min(len(values), degree + 1)
-        a[:n] = values[:n]
-        return a
+        return pad_coefficients(values, degree)
 
     return closed
 
@@ -699,26 +572,47 @@ def _identity(z: np.ndarray) -> np.ndarray:
 
 def _make_links() -> dict[str, Link]:
     links = [
-        Link("linear", _identity, r"$z$", "the linear teacher f(z) = z = h_1(z)",
-             _fixed([0.0, 1.0]), 1.0),
-        Link("relu", _relu, r"$\mathrm{ReLU}(z)$", "rectified linear unit max(z, 0)",
-             _relu_coefficients, 0.5),
-        Link("abs", np.abs, r"$|z|$", "absolute value |z| = 2 ReLU(z) - z",
-             _abs_coefficients, 1.0),
-        Link("sign", np.sign, r"$\mathrm{sign}(z)$", "sign of z (a jump at 0)",
-             _sign_coefficients, 1.0),
+        Link("linear", _identity, r"$z$", "the linear teacher f(z) = z = h_1(z)", _fixed([0.0, 1.0]), 1.0),
+        Link("relu", _relu, r"$\mathrm{ReLU}(z)$", "rectified linear unit max(z, 0)", _relu_coefficients, 0.5),
+        Link("abs", np.abs, r"$|z|$", "absolute value |z| = 2 ReLU(z) - z", _abs_coefficients, 1.0),
+        Link("sign", np.sign, r"$\mathrm{sign}(z)$", "sign of z (a jump at 0)", _sign_coefficients, 1.0),
         Link("tanh", np.tanh, r"$\tanh(z)$", "hyperbolic tangent (no closed form: numerical)"),
-        Link("erf", special.erf, r"$\mathrm{erf}(z)$", "error function erf(z)",
-             _erf_coefficients, 2.0 / math.pi * math.asin(2.0 / 3.0)),
+        Link(
+            "erf",
+            special.erf,
+            r"$\mathrm{erf}(z)$",
+            "error function erf(z)",
+            _erf_coefficients,
+            2.0 / math.pi * math.asin(2.0 / 3.0),
+        ),
         Link("sin", np.sin, r"$\sin(z)$", "sine", _sin_coefficients, 0.5 * (1.0 - math.exp(-2.0))),
-        Link("h2", _polynomial([0.0, 0.0, 1.0]), r"$h_2(z)$", "h_2(z) = (z^2 - 1)/sqrt(2): a_1 = 0",
-             _fixed([0.0, 0.0, 1.0]), 1.0),
-        Link("h3", _polynomial([0.0, 0.0, 0.0, 1.0]), r"$h_3(z)$", "h_3(z) = (z^3 - 3z)/sqrt(6)",
-             _fixed([0.0, 0.0, 0.0, 1.0]), 1.0),
-        Link("cubic", _polynomial([0.0, 1.0, 0.0, 0.5]), r"$h_1(z) + \frac{1}{2}h_3(z)$",
-             "h_1 + 0.5 h_3", _fixed([0.0, 1.0, 0.0, 0.5]), 1.25),
-        Link("offset", _polynomial([0.5, 1.0]), r"$\frac{1}{2} + z$", "0.5 + z (a mean offset)",
-             _fixed([0.5, 1.0]), 1.25),
+        Link(
+            "h2",
+            _polynomial([0.0, 0.0, 1.0]),
+            r"$h_2(z)$",
+            "h_2(z) = (z^2 - 1)/sqrt(2): a_1 = 0",
+            _fixed([0.0, 0.0, 1.0]),
+            1.0,
+        ),
+        Link(
+            "h3",
+            _polynomial([0.0, 0.0, 0.0, 1.0]),
+            r"$h_3(z)$",
+            "h_3(z) = (z^3 - 3z)/sqrt(6)",
+            _fixed([0.0, 0.0, 0.0, 1.0]),
+            1.0,
+        ),
+        Link(
+            "cubic",
+            _polynomial([0.0, 1.0, 0.0, 0.5]),
+            r"$h_1(z) + \frac{1}{2}h_3(z)$",
+            "h_1 + 0.5 h_3",
+            _fixed([0.0, 1.0, 0.0, 0.5]),
+            1.25,
+        ),
+        Link(
+            "offset", _polynomial([0.5, 1.0]), r"$\frac{1}{2} + z$", "0.5 + z (a mean offset)", _fixed([0.5, 1.0]), 1.25
+        ),
     ]
     return {link.name: link for link in links}
 
@@ -735,6 +629,17 @@ LINKS: dict[str, Link] = _make_links()
 def get_link(name: str) -> Link:
     """The catalogue :class:`Link` called ``name`` (case-insensitive).
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`LINKS` (``"relu"``, ``"h2"``, ...); case and surrounding spaces
+        are ignored.
+
+    Returns
+    -------
+    Link
+        The catalogue entry itself (not a copy).
+
     Raises
     ------
     TypeError
@@ -742,6 +647,8 @@ def get_link(name: str) -> Link:
     ValueError
         If ``name`` is not in :data:`LINKS`; the message lists the names.
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`,
     :doc:`the equivalence theorem </book/equivalence/theorem>`,
     :doc:`testing the equivalence </book/equivalence/verification>`,
@@ -757,239 +664,7 @@ def get_link(name: str) -> Link:
     return LINKS[key]
 
 
-def _as_coefficient_array(teacher: Any) -> np.ndarray | None:
-    if isinstance(teacher, (list, tuple, np.ndarray)):
-        a = check_real("teacher", teacher)
-        if a.ndim != 1 or a.size == 0:
-            raise ValueError(
-                f"teacher given as Hermite coefficients must be a non-empty 1-D array; "
-                f"got shape {a.shape}"
-            )
-        return a
-    return None
-
-
-def resolve_teacher(teacher: Any = None) -> Callable[[np.ndarray], np.ndarray]:
-    """Turn any way of naming a teacher into a vectorized callable ``f``.
-
-    Parameters
-    ----------
-    teacher : None, str, Link, callable or array_like of shape (M + 1,)
-        ``None`` is the linear teacher ``f(z) = z``; a string is a key of :data:`LINKS`;
-        a callable (including a :class:`Link`) is returned unchanged; a 1-D array is read
-        as Hermite coefficients ``a_0..a_M`` and gives ``z -> sum_m a_m h_m(z)``.
-
-    Returns
-    -------
-    callable
-        ``f(z)`` for ``z`` of shape (n,), returning shape (n,).
-
-    Raises
-    ------
-    TypeError
-        For any other type. ``ValueError`` for an unknown name or a bad array.
-
-    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
-    Through other functions of ``lib``: every chapter.
-    """
-    if teacher is None:
-        return LINKS["linear"]
-    if isinstance(teacher, str):
-        try:
-            return get_link(teacher)
-        except ValueError:
-            raise ValueError(f"teacher must be one of {sorted(LINKS)}; got {teacher!r}") from None
-    if callable(teacher):
-        return teacher
-    a = _as_coefficient_array(teacher)
-    if a is not None:
-        coeffs = a.copy()
-
-        def series(z: np.ndarray) -> np.ndarray:
-            return partial_sum(coeffs, z)
-
-        return series
-    raise TypeError(
-        "teacher must be None (linear), a name in LINKS, a callable f(z) or a 1-D array of "
-        f"Hermite coefficients; got {teacher!r} of type {type(teacher).__name__}"
-    )
-
-
-def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
-    """``(a_0, a_1, E[f(z)^2])`` of a teacher, ``z ~ N(0, 1)``.
-
-    Parameters
-    ----------
-    teacher : None, str, Link, callable or array_like of shape (M + 1,)
-        As in :func:`resolve_teacher`. For an array the ``a_m`` are given and
-        ``E[f^2] = sum_m a_m^2``; for a catalogue link the closed forms are used; for
-        another callable the integrals are computed numerically.
-
-    Returns
-    -------
-    (a0, a1, ef2) : tuple of float
-
-    Raises
-    ------
-    ValueError
-        If ``E[f(z)^4]`` diverges (``f(z)^4 phi(z)`` does not decay by ``|z| = 30``): the
-        equivalence theorem and the simulations need a finite fourth moment (chapter 3.1).
-
-    Used in: :doc:`Hermite basics </book/hermite/basics>`,
-    :doc:`the equivalence theorem </book/equivalence/theorem>`,
-    :doc:`testing the equivalence </book/equivalence/verification>`,
-    :doc:`finite pretraining data </book/regimes/finite_data>`,
-    :doc:`task diversity </book/regimes/task_diversity>`,
-    :doc:`beyond linear attention </book/beyond/spectral>`.
-    """
-    a = _as_coefficient_array(teacher) if not isinstance(teacher, str) else None
-    if a is not None:
-        a1 = float(a[1]) if a.size > 1 else 0.0
-        return float(a[0]), a1, float(np.sum(a**2))
-    f = resolve_teacher(teacher)
-    if isinstance(f, Link):
-        a01 = f.coefficients(1)
-        return float(a01[0]), float(a01[1]), f.second_moment
-    _probe_fourth_moment(f)
-    a01, ef2 = _gaussian_integrals(f, 1)
-    return float(a01[0]), float(a01[1]), ef2
-
-
-def gaussian_equivalent(teacher: Any, rho: float) -> tuple[Link, float]:
-    """The linear teacher with the same mean, ``E[y z]`` and ``E[y^2]`` as ``teacher``.
-
-    .. math::
-
-        g(z) = a_0 + a_1 z, \\qquad
-        \\rho_{\\mathrm{eq}} = \\rho + \\mathbb{E}[f(z)^2] - a_0^2 - a_1^2
-        = \\rho + \\sum_{m \\ge 2} a_m^2 .
-
-    Labels ``y = g(z) + sqrt(rho_eq) eps`` have the same first and second moments
-    (jointly with ``z``) as ``y = f(z) + sqrt(rho) eps``.
-
-    Parameters
-    ----------
-    teacher : None, str, Link, callable or array_like
-        As in :func:`resolve_teacher`.
-    rho : float
-        Label-noise variance, ``rho >= 0``.
-
-    Returns
-    -------
-    g : Link
-        The affine link ``a_0 + a_1 z`` (closed-form coefficients).
-    rho_eq : float
-        Its noise variance (a rounding error below 1e-12 is clipped to zero).
-
-    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
-    :doc:`testing the equivalence </book/equivalence/verification>`.
-    """
-    rho = check_scalar("rho", rho, low=0.0)
-    a0, a1, ef2 = teacher_moments(teacher)
-    extra = ef2 - a0**2 - a1**2
-    if -1e-12 * max(1.0, ef2) < extra < 0.0:
-        extra = 0.0
-    if teacher is None or isinstance(teacher, str):
-        name = resolve_teacher(teacher).name
-    else:
-        name = getattr(teacher, "name", getattr(teacher, "__name__", "teacher"))
-
-    def affine(z: np.ndarray) -> np.ndarray:
-        return a0 + a1 * np.asarray(z, dtype=float)
-
-    g = Link(
-        f"{name}_gauss_eq",
-        affine,
-        rf"${a0:.3g} + {a1:.3g}\,z$",
-        description=f"Gaussian-equivalent linear teacher of {name}",
-        closed_form=_fixed([a0, a1]),
-        closed_second_moment=a0**2 + a1**2,
-    )
-    return g, rho + extra
-
-
-class LabelMoments(NamedTuple):
-    """The four label moments of :func:`label_moments` (all floats).
-
-    Attributes
-    ----------
-    eyz : float
-        :math:`E[y z] = a_1`.
-    ey2 : float
-        :math:`E[y^2] = E[f^2] + \\rho`.
-    ey2z2 : float
-        :math:`E[y^2 z^2] = E[f^2 z^2] + \\rho`.
-    ey4 : float
-        :math:`E[y^4] = E[f^4] + 6\\rho E[f^2] + 3\\rho^2`.
-    """
-
-    eyz: float
-    ey2: float
-    ey2z2: float
-    ey4: float
-
-
-def label_moments(teacher: Any, rho: float) -> LabelMoments:
-    """Moments of the labels ``y = f(z) + sqrt(rho) eps`` that set finite-size effects.
-
-    For :math:`z, \\varepsilon \\sim \\mathcal N(0, 1)` independent,
-
-    .. math::
-
-        \\begin{aligned}
-        E[yz] &= a_1, & E[y^2] &= E[f^2] + \\rho, \\\\
-        E[y^2 z^2] &= E[f^2 z^2] + \\rho,
-            & E[y^4] &= E[f^4] + 6\\rho\\,E[f^2] + 3\\rho^2 .
-        \\end{aligned}
-
-    The first two are all the equivalence theorem keeps; :math:`E[y^2 z^2]` (how the
-    label variance grows along the task) and :math:`E[y^4]` (the tails of the labels)
-    set the fluctuations of :math:`S/\\ell` and :math:`q` and the finite-size gap to the
-    Gaussian-equivalent teacher. Gaussian integrals are computed by the adaptive
-    quadrature of :func:`second_moment` (closed forms where the link has them).
-
-    Parameters
-    ----------
-    teacher : None, str, Link, callable or array_like
-        The link ``f``, as in :func:`resolve_teacher`.
-    rho : float
-        Label-noise variance, ``rho >= 0``.
-
-    Returns
-    -------
-    LabelMoments
-        ``(eyz, ey2, ey2z2, ey4)``, floats.
-
-    Raises
-    ------
-    ValueError
-        If ``rho`` is negative or not finite, or the teacher is invalid.
-
-    Examples
-    --------
-    >>> m = label_moments("linear", 0.0)  # y = z: E[z^2 z^2] = 3, E[z^4] = 3
-    >>> [round(v, 8) for v in m]
-    [1.0, 1.0, 3.0, 3.0]
-
-    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
-    :doc:`testing the equivalence </book/equivalence/verification>`.
-    """
-    rho = float(check_real("rho", rho, low=0.0))
-    f = resolve_teacher(teacher)
-    ef2 = second_moment(f)
-    ef2z2 = second_moment(lambda z: f(z) * np.asarray(z, dtype=float))
-    ef4 = second_moment(lambda z: f(z) ** 2)
-    return LabelMoments(
-        eyz=linear_coefficient(f),
-        ey2=ef2 + rho,
-        ey2z2=ef2z2 + rho,
-        ey4=ef4 + 6.0 * rho * ef2 + 3.0 * rho**2,
-    )
-
-
-def changing_degrees(
-    f: Callable, max_degree: int, min_degree: int = 10, tol: float = 1e-14
-) -> np.ndarray:
+def changing_degrees(f: Callable, max_degree: int, min_degree: int = 10, tol: float = 1e-14) -> np.ndarray:
     r"""Degrees at which the partial-sum error of ``f`` actually changes.
 
     The error :math:`r_D = \|f - \Pi_D f\|` of the partial sum
@@ -1020,24 +695,22 @@ def changing_degrees(
     ValueError
         If a degree is out of range or ``tol`` is negative.
 
+    Notes
+    -----
+    Used in: :doc:`Hermite basics </book/hermite/basics>`.
+
     Examples
     --------
     >>> mask = changing_degrees(get_link("sign"), 15, min_degree=10)
     >>> np.flatnonzero(mask).tolist()
     [11, 13, 15]
-
-    Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     max_degree = check_int("max_degree", max_degree, low=0)
     if max_degree > MAX_DEGREE:
-        raise ValueError(
-            f"max_degree must be an integer in [0, {MAX_DEGREE}]; got {max_degree}"
-        )
+        raise ValueError(f"max_degree must be an integer in [0, {MAX_DEGREE}]; got {max_degree}")
     min_degree = check_int("min_degree", min_degree, low=0)
     if min_degree > max_degree:
-        raise ValueError(
-            f"min_degree must be <= max_degree = {max_degree}; got {min_degree}"
-        )
+        raise ValueError(f"min_degree must be <= max_degree = {max_degree}; got {min_degree}")
     tol = float(check_real("tol", tol, low=0.0))
     if isinstance(f, Link):
         coeffs = f.coefficients(max_degree)
@@ -1045,3 +718,21 @@ def changing_degrees(
         coeffs = coefficients(_check_f(f), max_degree)
     degrees = np.arange(max_degree + 1)
     return (degrees >= min_degree) & (np.abs(coeffs) > tol)
+
+
+#: Names that moved out of ``lib.hermite`` in the split of ``lib`` by concept, and where they
+#: are now (an old notebook gets an AttributeError that says where to look).
+_MOVED = {
+    "remainder": "lib.teachers",
+    "resolve_teacher": "lib.teachers",
+    "teacher_moments": "lib.teachers",
+    "gaussian_equivalent": "lib.teachers",
+    "LabelMoments": "lib.teachers",
+    "label_moments": "lib.teachers",
+}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        raise AttributeError(f"lib.hermite.{name} has moved to {_MOVED[name]}.{name}")
+    raise AttributeError(f"module 'lib.hermite' has no attribute {name!r}")

@@ -15,6 +15,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
+from lib import hermite, teachers, theory
+
 __all__ = [
     "TEACHER_COLORS",
     "COLUMN_WIDTH",
@@ -87,6 +89,11 @@ def color_for(name: str, index: int = 0) -> str:
         Teacher name as in :data:`TEACHER_COLORS` (``"relu"``, ``"h2"``, ...).
     index : int
         Position in the cycle used for names that have no fixed colour.
+
+    Returns
+    -------
+    str
+        A matplotlib colour.
     """
     return TEACHER_COLORS.get(str(name).lower(), _CYCLE[index % len(_CYCLE)])
 
@@ -109,6 +116,8 @@ def sweep_styles(n: int) -> list[dict[str, Any]]:
         ``n`` dicts with keys ``color`` and ``ls``, to be passed as ``**style`` to
         :func:`theory_line` or ``ax.plot``.
 
+    Notes
+    -----
     Used in: chapters that draw a family of curves (chapter 5, task diversity).
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
@@ -190,7 +199,10 @@ def figure_size(ncols: int = 1, nrows: int = 1, width: float | None = None,
     Returns
     -------
     (float, float)
+        Width and height in inches.
 
+    Notes
+    -----
     Used in: :func:`new_figure` (every chapter).
     """
     for name, value in (("ncols", ncols), ("nrows", nrows)):
@@ -230,6 +242,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None,
     Returns
     -------
     (matplotlib.figure.Figure, Axes or ndarray of Axes)
+        The figure and its axes (an array of axes for several panels).
     """
     use_book_style()
     size = figure_size(ncols, nrows, width, height)
@@ -247,6 +260,15 @@ def theory_line(ax, x, y, *, label: str | None = None, color: str | None = None,
     ax : matplotlib.axes.Axes
     x, y : array_like, shape (m,)
         Non-finite values of ``y`` (for instance the ridgeless peak at tau = 1) leave a gap.
+    label, color : str, optional
+        Legend label and colour.
+    **kwargs
+        Passed to :meth:`matplotlib.axes.Axes.plot`.
+
+    Returns
+    -------
+    list of matplotlib.lines.Line2D
+        What ``ax.plot`` returns.
     """
     y = np.asarray(y, dtype=float)
     y = np.where(np.isfinite(y), y, np.nan)
@@ -265,6 +287,15 @@ def sim_points(ax, x, mean, err=None, *, label: str | None = None, color: str | 
     x, mean : array_like, shape (m,)
     err : array_like, shape (m,), optional
         Half-width of the error bar (the book uses the standard error over draws).
+    label, color, marker : str, optional
+        Legend label, colour and marker.
+    **kwargs
+        Passed to :meth:`matplotlib.axes.Axes.errorbar`.
+
+    Returns
+    -------
+    matplotlib.container.ErrorbarContainer
+        What ``ax.errorbar`` returns.
     """
     kwargs.setdefault("ms", 5)
     kwargs.setdefault("mfc", "white")
@@ -302,9 +333,18 @@ def coefficient_stems(ax, coeffs, *, color: str | None = None, label: str | None
     ----------
     ax : matplotlib.axes.Axes
     coeffs : array_like, shape (M + 1,)
+    color, label : str, optional
+        Colour and legend label.
     offset : float
         Horizontal shift of the stems (to show several links side by side).
 
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
     a = np.asarray(coeffs, dtype=float)
@@ -339,10 +379,12 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
     Returns
     -------
     matplotlib.figure.Figure
+        The figure (also shown inline in a notebook).
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
-    from lib import hermite  # local import: plotting must not depend on hermite at import
 
     link = hermite.get_link(name)
     a = link.coefficients(degree)
@@ -375,7 +417,7 @@ def task_diversity_figure(
     ``e_IDG(kappa)`` (dashed) from :func:`lib.theory.nonlinear_icl_error` and
     :func:`lib.theory.nonlinear_idg_error` on a log grid of ``kappa``, with two reference
     levels: the ``kappa = inf`` ICL error (grey, dotted) and the effective noise
-    ``rho_nl = rho + E[f^2] - a_1^2`` (:func:`lib.theory.effective_noise`), the floor no
+    ``rho_nl = rho + E[f^2] - a_1^2`` (:func:`lib.teachers.effective_noise`), the floor no
     amount of data or diversity removes (black, dotted).
 
     Parameters
@@ -392,10 +434,12 @@ def task_diversity_figure(
     Returns
     -------
     matplotlib.figure.Figure
+        The figure (also shown inline in a notebook).
 
+    Notes
+    -----
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    from lib import hermite, theory  # local import, as in hermite_expansion_figure
 
     link = hermite.get_link(teacher)
     lo, hi = (float(v) for v in kappa_range)
@@ -412,7 +456,7 @@ def task_diversity_figure(
     e_inf = theory.nonlinear_icl_error(link, alpha, np.inf, tau, rho, lam)
     if np.isfinite(e_inf):
         ax.axhline(e_inf, color="0.55", ls=":", lw=1.4, label=r"$e_{\mathrm{ICL}}$ at $\kappa = \infty$")
-    ax.axhline(theory.effective_noise(link, rho), color="0.1", ls=":", lw=1.2, label=r"$\rho_{\mathrm{nl}}$")
+    ax.axhline(teachers.effective_noise(link, rho), color="0.1", ls=":", lw=1.2, label=r"$\rho_{\mathrm{nl}}$")
     ax.set_xscale("log")
     ax.set_xlabel(r"task diversity $\kappa = k/d$")
     ax.set_ylabel(r"test error")
@@ -436,7 +480,7 @@ def finite_data_figure(
     two reference levels per teacher: the ridgeless ``tau -> inf`` floor (dashed;
     evaluated at ``tau = 1e12``, where the ridgeless formula, affine in ``1/(tau - 1)``,
     is within 1e-11 of its limit) and the effective noise ``rho_nl``
-    (:func:`lib.theory.effective_noise`, dotted). With ``lam = 0`` the curves have the
+    (:func:`lib.teachers.effective_noise`, dotted). With ``lam = 0`` the curves have the
     interpolation peak at ``tau = 1`` (a gap in the line).
 
     Parameters
@@ -454,10 +498,12 @@ def finite_data_figure(
     Returns
     -------
     matplotlib.figure.Figure
+        The figure (also shown inline in a notebook).
 
+    Notes
+    -----
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
-    from lib import hermite, theory  # local import, as in hermite_expansion_figure
 
     link = hermite.get_link(teacher)
     tau_max = float(tau_max)
@@ -473,7 +519,7 @@ def finite_data_figure(
         theory_line(ax, tau, theory.nonlinear_icl_error(name, alpha, kappa, tau, rho, lam),
                     color=color, lw=1.8 if main else 1.0, label=label)
         floor = theory.nonlinear_icl_error(name, alpha, kappa, 1e12, rho)
-        rho_nl = theory.effective_noise(name, rho)
+        rho_nl = teachers.effective_noise(name, rho)
         ax.axhline(floor, color=color, ls="--", lw=1.0)
         if rho_nl > 0:
             ax.axhline(rho_nl, color=color, ls=":", lw=1.0)
@@ -512,7 +558,16 @@ def extrapolation_panel(ax, d, mean, se=None, fit=None, *, color: str | None = N
         ``c``, ``b``).
     color, marker, label
         Passed to :func:`sim_points`.
+    **kwargs
+        Passed to :func:`sim_points`.
 
+    Returns
+    -------
+    matplotlib.container.ErrorbarContainer
+        The data's markers (for a legend).
+
+    Notes
+    -----
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     x = 1.0 / np.asarray(d, dtype=float)
@@ -572,10 +627,12 @@ def equivalence_figure(
     Returns
     -------
     matplotlib.figure.Figure
+        The figure (also shown inline in a notebook).
 
+    Notes
+    -----
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
-    from lib import hermite, theory  # local import, as in hermite_expansion_figure
 
     lo, hi = (float(v) for v in tau_range)
     if not (0.0 < lo < hi < np.inf):
@@ -585,8 +642,8 @@ def equivalence_figure(
     name = getattr(teacher, "name", "")
     if label is None:
         label = getattr(teacher, "label", None) or r"$f(z)$"
-    a0, a1, ef2 = hermite.teacher_moments(teacher)
-    rho_nl = float(theory.effective_noise(teacher, rho))
+    a0, a1, ef2 = teachers.teacher_moments(teacher)
+    rho_nl = float(teachers.effective_noise(teacher, rho))
     tau = np.geomspace(lo, hi, int(n_points))
     e_f = np.asarray(theory.nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam), dtype=float)
     e_lim = float(theory.nonlinear_icl_error(teacher, alpha, kappa, 1e12, rho, lam))

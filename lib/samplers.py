@@ -22,11 +22,14 @@ catalogue of :mod:`lib.hermite` (``"relu"``, ``"h2"``, ...) or a vectorized call
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Union
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from lib._checks import as_rng, check_int, check_memory, check_real
+from lib._checks import as_rng, check_int, check_memory, check_param, check_real, check_vectorized
+from lib.hermite import Link
+from lib.quadrature import probe
+from lib.teachers import TeacherLike, resolve_teacher
 
 __all__ = [
     "Contexts",
@@ -41,7 +44,6 @@ __all__ = [
     "feature_matrix",
 ]
 
-TeacherLike = Union[None, str, Callable[[np.ndarray], np.ndarray]]
 
 #: Target size, in bytes, of the temporary arrays of one batch of a sampler (small batches
 #: are also faster: they stay in cache and avoid page faults on fresh large arrays).
@@ -100,26 +102,25 @@ class FeatureBatch(NamedTuple):
 
 
 def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """Turn ``teacher`` into a vectorized callable through :func:`lib.hermite.resolve_teacher`.
+    """Turn ``teacher`` into a vectorized callable through :func:`lib.teachers.resolve_teacher`.
 
-    A user's callable is first probed as the theory probes it (``lib.hermite._probe``:
+    A user's callable is first probed as the theory probes it (``lib.quadrature.probe``:
     finite values, the right shape, and :math:`f(z)^2\varphi(z)` decaying in the tails),
     so that a teacher the theory refuses as not square-integrable (``exp(z**2)``) is
     refused by the samplers too, before anything is drawn.
     """
-    from lib.hermite import Link, _probe, resolve_teacher  # lazily: hermite is a sibling
 
     f = resolve_teacher(teacher)
-    if not isinstance(f, Link) and (callable(teacher) or teacher is f):
+    if not isinstance(f, Link):
         try:
-            _probe(f)
+            probe(f)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"teacher: {exc}") from exc
     return f
 
 
 def _check_rho(rho: Any) -> float:
-    return float(check_real("rho", rho, low=0.0))
+    return float(check_param("rho", rho))
 
 
 def _check_tasks(tasks: Any, d: int | None = None) -> np.ndarray | None:
@@ -128,9 +129,7 @@ def _check_tasks(tasks: Any, d: int | None = None) -> np.ndarray | None:
         return None
     arr = check_real("tasks", tasks)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(
-            f"tasks must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}"
-        )
+        raise ValueError(f"tasks must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}")
     if d is not None and arr.shape[1] != d:
         raise ValueError(f"tasks must have d = {d} columns; got shape {arr.shape}")
     if np.any(np.einsum("kd,kd->k", arr, arr) == 0.0):
@@ -150,24 +149,7 @@ def _apply_teacher(f: Callable, z: np.ndarray) -> np.ndarray:
     The result never shares memory with ``z`` (the identity teacher returns ``z`` itself),
     so the caller may add noise to it in place.
     """
-    try:
-        out = f(z)
-    except Exception as exc:
-        raise ValueError(f"teacher raised {type(exc).__name__} when evaluated on an array: {exc}") from exc
-    out = np.asarray(out)
-    if out.shape != z.shape:
-        raise ValueError(
-            "teacher must be a vectorized function returning an array of the same shape as "
-            f"its input; given input of shape {z.shape} it returned shape {out.shape}"
-        )
-    if not (out.dtype == bool or np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
-        raise ValueError(f"teacher must return real numbers; it returned dtype {out.dtype}")
-    out = out.astype(float, copy=False)
-    if np.may_share_memory(out, z):
-        out = out.copy()
-    if not np.all(np.isfinite(out)):
-        raise ValueError("teacher returned non-finite values (NaN or inf) on Gaussian inputs")
-    return out
+    return check_vectorized("teacher", f, z, what="its input (Gaussian inputs)")
 
 
 def _labels(f: Callable, z: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
@@ -315,11 +297,14 @@ def sample_task_set(d: int, kappa: Any, rng: Any = None) -> np.ndarray | None:
     :doc:`learning curves </book/linear/learning_curves>`.
     """
     d = check_int("d", d, low=1)
-    kappa = float(check_real("kappa", kappa, low=0.0, low_open=True, allow_inf=True))
+    kappa = float(check_param("kappa", kappa))
     if np.isinf(kappa):
         return None
-    check_memory(f"sample_task_set(d={d}, kappa={kappa:g})", 16.0 * kappa * d * d,
-                 f"kappa (k = kappa d = {kappa * d:.3g} tasks of dimension d = {d}; kappa = inf needs no task set)")
+    check_memory(
+        f"sample_task_set(d={d}, kappa={kappa:g})",
+        16.0 * kappa * d * d,
+        f"kappa (k = kappa d = {kappa * d:.3g} tasks of dimension d = {d}; kappa = inf needs no task set)",
+    )
     k = int(round(kappa * d))
     if k < 1:
         raise ValueError(
@@ -348,6 +333,7 @@ def sample_labels(z: Any, teacher: TeacherLike = None, rho: float = 0.0, rng: An
     Returns
     -------
     numpy.ndarray, same shape as ``z``
+        The labels :math:`f(z) + \\sqrt{\\rho}\\,\\varepsilon`.
 
     Raises
     ------
@@ -411,14 +397,23 @@ def sample_contexts(
     Used in: :doc:`the model </book/linear/model>`,
     :doc:`the equivalence theorem </book/equivalence/theorem>`,
     :doc:`beyond linear attention </book/beyond/spectral>`.
+
+    Examples
+    --------
+    >>> c = sample_contexts(n=5, d=10, ell=20, tasks=None, teacher="relu", rho=0.1, rng=0)
+    >>> c.X.shape, c.y.shape, c.x_query.shape, c.y_query.shape
+    ((5, 20, 10), (5, 20), (5, 10), (5,))
     """
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
     ell = check_int("ell", ell, low=1)
     tasks = _check_tasks(tasks, d)
     rho = _check_rho(rho)
-    check_memory(f"sample_contexts(n={n}, d={d}, ell={ell})", contexts_peak_bytes(n, d, ell),
-                 "n, ell and d (the n x ell x d context tokens; use sample_features for large n)")
+    check_memory(
+        f"sample_contexts(n={n}, d={d}, ell={ell})",
+        contexts_peak_bytes(n, d, ell),
+        "n, ell and d (the n x ell x d context tokens; use sample_features for large n)",
+    )
     f = _resolve(teacher)
     rng = as_rng(rng)
 
@@ -583,8 +578,11 @@ def sample_features(
         batch_size = _default_batch_size(d, ell, method)
     else:
         batch_size = check_int("batch_size", batch_size, low=1)
-    check_memory(f"sample_features(n={n}, d={d}, ell={ell})", features_peak_bytes(n, d, ell, method, batch_size),
-                 "n and d (outputs of n x (2d + 2) numbers)")
+    check_memory(
+        f"sample_features(n={n}, d={d}, ell={ell})",
+        features_peak_bytes(n, d, ell, method, batch_size),
+        "n and d (outputs of n x (2d + 2) numbers)",
+    )
     f = _resolve(teacher)
     rng = as_rng(rng)
 

@@ -16,20 +16,38 @@ Used in: :doc:`Hermite basics </book/hermite/basics>`,
 from __future__ import annotations
 
 import ast
+import math
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import numpy as np
+from scipy import special
 
-__all__ = ["hermite_explorer", "task_diversity_explorer", "finite_data_explorer",
-           "equivalence_explorer", "link_from_expression", "EXPRESSION_NAMES",
-           "spectral_figure", "spectral_explorer"]
+from lib import plotting, spectral, teachers, theory
+from lib.hermite import LINKS, Link, get_link
+from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
+from lib.spectral import SPECTRAL_PREPROCESSINGS
+from lib.teachers import effective_noise, teacher_moments
+
+__all__ = [
+    "hermite_explorer",
+    "task_diversity_explorer",
+    "finite_data_explorer",
+    "equivalence_explorer",
+    "link_from_expression",
+    "EXPRESSION_NAMES",
+    "spectral_figure",
+    "spectral_explorer",
+]
 
 #: What a reader without a kernel (the HTML book, a saved notebook) sees instead of the
 #: controls: the static figure above the explorer is drawn by the same function.
-LIVE_NOTE = ("Interactive explorer: it needs a running Python kernel. Open this page on "
-             "Binder or Colab (rocket button at the top of the page) or run the notebook "
-             "locally (make lab, from the repository) to move the controls; the "
-             "figure above shows the default values.")
+LIVE_NOTE = (
+    "Interactive explorer: it needs a running Python kernel. Open this page on "
+    "Binder or Colab (rocket button at the top of the page) or run the notebook "
+    "locally (make lab, from the repository) to move the controls; the "
+    "figure above shows the default values."
+)
 
 
 class _Explorer(widgets.interactive):
@@ -47,7 +65,6 @@ class _Explorer(widgets.interactive):
         bundle["text/plain"] = LIVE_NOTE
         bundle["text/html"] = f'<p class="live-explorer-note">{LIVE_NOTE}</p>'
         return bundle
-
 
 
 def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) -> widgets.Widget:
@@ -72,10 +89,10 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
-    from lib.hermite import LINKS, get_link
-    from lib.plotting import hermite_expansion_figure
 
     get_link(name)  # validates the name
     names = sorted(LINKS)
@@ -122,12 +139,10 @@ def task_diversity_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    import numpy as np
-
-    from lib.hermite import LINKS, get_link
-    from lib.plotting import task_diversity_figure
 
     get_link(teacher)  # validates the name
     lo, hi = (float(np.log10(v)) for v in kappa_range)
@@ -181,17 +196,17 @@ def finite_data_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
-    import math
-
-    from lib.hermite import LINKS, get_link
-    from lib.plotting import finite_data_figure
 
     get_link(teacher)  # validates the name
     fresh = math.isinf(kappa)
 
-    def show(teacher: str, alpha: float, kappa: float, fresh_tasks: bool, rho: float, lam: float, tau_max: float) -> None:
+    def show(
+        teacher: str, alpha: float, kappa: float, fresh_tasks: bool, rho: float, lam: float, tau_max: float
+    ) -> None:
         finite_data_figure(teacher, alpha, math.inf if fresh_tasks else kappa, rho, lam, tau_max)
         plt.show()
 
@@ -209,9 +224,29 @@ def finite_data_explorer(
 
 
 _ALLOWED_NODES = (
-    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Load, ast.Constant,
-    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv, ast.USub, ast.UAdd,
-    ast.Gt, ast.GtE, ast.Lt, ast.LtE, ast.Eq, ast.NotEq,
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.Call,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.Mod,
+    ast.FloorDiv,
+    ast.USub,
+    ast.UAdd,
+    ast.Gt,
+    ast.GtE,
+    ast.Lt,
+    ast.LtE,
+    ast.Eq,
+    ast.NotEq,
 )
 
 #: Names an expression typed into :func:`equivalence_explorer` may use (besides ``z``).
@@ -220,16 +255,31 @@ EXPRESSION_NAMES: dict = {}
 
 def _expression_names() -> dict:
     if not EXPRESSION_NAMES:
-        import numpy as np
-        from scipy import special
-
-        EXPRESSION_NAMES.update({
-            "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp, "log": np.log,
-            "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh,
-            "cosh": np.cosh, "arctan": np.arctan, "maximum": np.maximum, "minimum": np.minimum,
-            "where": np.where, "clip": np.clip, "erf": special.erf, "pi": np.pi, "e": np.e,
-            "relu": lambda x: np.maximum(x, 0.0), "heaviside": lambda x: np.heaviside(x, 0.5),
-        })
+        EXPRESSION_NAMES.update(
+            {
+                "abs": np.abs,
+                "sign": np.sign,
+                "sqrt": np.sqrt,
+                "exp": np.exp,
+                "log": np.log,
+                "sin": np.sin,
+                "cos": np.cos,
+                "tan": np.tan,
+                "tanh": np.tanh,
+                "sinh": np.sinh,
+                "cosh": np.cosh,
+                "arctan": np.arctan,
+                "maximum": np.maximum,
+                "minimum": np.minimum,
+                "where": np.where,
+                "clip": np.clip,
+                "erf": special.erf,
+                "pi": np.pi,
+                "e": np.e,
+                "relu": lambda x: np.maximum(x, 0.0),
+                "heaviside": lambda x: np.heaviside(x, 0.5),
+            }
+        )
     return EXPRESSION_NAMES
 
 
@@ -240,7 +290,7 @@ def link_from_expression(expression: str):
     :data:`EXPRESSION_NAMES` (``abs, sign, sqrt, exp, log, sin, cos, tan, tanh, sinh,
     cosh, arctan, maximum, minimum, where, clip, erf, relu, heaviside, pi, e``); nothing
     else (no attributes, no other names), so typing it cannot run arbitrary code. Its
-    Hermite moments are then computed by quadrature (:func:`lib.hermite.teacher_moments`).
+    Hermite moments are then computed by quadrature (:func:`lib.teachers.teacher_moments`).
 
     Parameters
     ----------
@@ -260,11 +310,10 @@ def link_from_expression(expression: str):
         If it is empty, does not parse, uses a name that is not allowed, or does not give
         finite real values of the shape of ``z`` on ``[-8, 8]``.
 
+    Notes
+    -----
     Used in: chapter 3 (:func:`equivalence_explorer`).
     """
-    import numpy as np
-
-    from lib.hermite import Link
 
     if not isinstance(expression, str):
         raise TypeError(f"expression must be a string formula in z; got {type(expression).__name__}")
@@ -303,8 +352,7 @@ def link_from_expression(expression: str):
         raise ValueError(f"expression {text!r} cannot be evaluated on z in [-8, 8]: {exc}") from None
     if not np.all(np.isfinite(values)):
         raise ValueError(f"expression {text!r} must be finite for every real z; it is not on [-8, 8]")
-    return Link("custom", f, rf"$f(z) = \mathtt{{{text}}}$".replace("_", r"\_"),
-                description=f"typed expression {text}")
+    return Link("custom", f, rf"$f(z) = \mathtt{{{text}}}$".replace("_", r"\_"), description=f"typed expression {text}")
 
 
 def equivalence_explorer(
@@ -336,19 +384,17 @@ def equivalence_explorer(
     ipywidgets.Widget
         Display it (it is the value of the cell).
 
+    Notes
+    -----
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
-    import numpy as np
-
-    from lib.hermite import LINKS, get_link, teacher_moments
-    from lib.plotting import equivalence_figure
-    from lib.theory import effective_noise
 
     get_link(teacher)  # validates the name
     kappa_inf = bool(np.isinf(kappa))
 
-    def show(teacher: str, expression: str, alpha: float, kappa: float, kappa_inf: bool,
-             rho: float, lam: float) -> None:
+    def show(
+        teacher: str, expression: str, alpha: float, kappa: float, kappa_inf: bool, rho: float, lam: float
+    ) -> None:
         try:
             link = link_from_expression(expression) if expression.strip() else get_link(teacher)
             a0, a1, ef2 = teacher_moments(link)
@@ -356,8 +402,9 @@ def equivalence_explorer(
             print(exc)
             return
         k = np.inf if kappa_inf else kappa
-        print(f"a_0 = {a0:.4f}   a_1 = {a1:.4f}   E[f^2] = {ef2:.4f}   "
-              f"rho_nl = {float(effective_noise(link, rho)):.4f}")
+        print(
+            f"a_0 = {a0:.4f}   a_1 = {a1:.4f}   E[f^2] = {ef2:.4f}   rho_nl = {float(effective_noise(link, rho)):.4f}"
+        )
         equivalence_figure(link, alpha, k, rho, lam)
         plt.show()
 
@@ -365,8 +412,9 @@ def equivalence_explorer(
     return _Explorer(
         show,
         teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
-        expression=widgets.Text(value="", placeholder="or type f(z), e.g. relu(z) - 0.3*z**2",
-                                description="f(z) =", continuous_update=False),
+        expression=widgets.Text(
+            value="", placeholder="or type f(z), e.g. relu(z) - 0.3*z**2", description="f(z) =", continuous_update=False
+        ),
         alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
         kappa=widgets.FloatLogSlider(value=1.5 if kappa_inf else kappa, description="κ", **log_slider),
         kappa_inf=widgets.Checkbox(value=kappa_inf, description="κ = ∞"),
@@ -375,45 +423,66 @@ def equivalence_explorer(
     )
 
 
-def spectral_figure(teacher: str = "h2", preprocess: str = "tanh", alpha: float = 4.0,
-                    rho: float = 0.1, alpha_range: tuple[float, float] = (0.2, 50.0)):
+def spectral_figure(
+    teacher: str = "h2",
+    preprocess: str = "tanh",
+    alpha: float = 4.0,
+    rho: float = 0.1,
+    alpha_range: tuple[float, float] = (0.2, 50.0),
+):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.spectral.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
-    Bayes-optimal link (:func:`lib.theory.spectral_error`), linear attention's
+    Bayes-optimal link (:func:`lib.spectral.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
     (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the floor
     :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
 
+    Parameters
+    ----------
+    teacher : str
+        A name in :data:`lib.hermite.LINKS`.
+    preprocess : str
+        One of :data:`lib.spectral.SPECTRAL_PREPROCESSINGS`.
+    alpha : float
+        The marked context length per dimension.
+    rho : float
+        Label-noise variance.
+    alpha_range : tuple of float
+        The range of :math:`\alpha` drawn.
+
     Returns
     -------
     matplotlib.figure.Figure
+        The figure.
 
+    Notes
+    -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    import numpy as np
-
-    from lib import plotting, theory
 
     grid = np.geomspace(*alpha_range, 60)
-    c2 = theory.spectral_overlap(grid, teacher, rho, preprocess)
-    err = theory.spectral_error(grid, teacher, rho, preprocess)
+    c2 = spectral.spectral_overlap(grid, teacher, rho, preprocess)
+    err = spectral.spectral_error(grid, teacher, rho, preprocess)
     la = theory.nonlinear_icl_error(teacher, grid, np.inf, 1e6, rho)
-    a_c = theory.spectral_threshold(teacher, rho, preprocess)
+    a_c = spectral.spectral_threshold(teacher, rho, preprocess)
     fig, (left, right) = plotting.new_figure(ncols=2)
     plotting.theory_line(left, grid, c2, label="spectral, theory")
-    left.plot([alpha], [theory.spectral_overlap(alpha, teacher, rho, preprocess)], "o",
-              color="0.1", label=rf"$\alpha = {alpha:.3g}$")
+    left.plot(
+        [alpha],
+        [spectral.spectral_overlap(alpha, teacher, rho, preprocess)],
+        "o",
+        color="0.1",
+        label=rf"$\alpha = {alpha:.3g}$",
+    )
     if np.isfinite(a_c):
         left.axvline(a_c, ls=":", color="0.4", label=rf"$\alpha_c = {a_c:.2f}$")
     left.set_ylabel(r"squared overlap $\cos^2\theta$")
     plotting.theory_line(right, grid, err, label="spectral, theory")
     plotting.theory_line(right, grid, la, label="linear attention", ls="--")
-    right.axhline(theory.effective_noise(teacher, rho), color="0.4", ls=":",
-                  label=r"$\rho_{\mathrm{nl}}$")
-    right.plot([alpha], [theory.spectral_error(alpha, teacher, rho, preprocess)], "o",
-               color="0.1")
+    right.axhline(teachers.effective_noise(teacher, rho), color="0.4", ls=":", label=r"$\rho_{\mathrm{nl}}$")
+    right.plot([alpha], [spectral.spectral_error(alpha, teacher, rho, preprocess)], "o", color="0.1")
     right.set_ylabel("ICL error")
     for ax in (left, right):
         ax.set_xscale("log")
@@ -422,20 +491,27 @@ def spectral_figure(teacher: str = "h2", preprocess: str = "tanh", alpha: float 
     return fig
 
 
-def spectral_explorer(teacher: str = "h2", preprocess: str = "tanh", alpha: float = 4.0,
-                      rho: float = 0.1) -> widgets.Widget:
+def spectral_explorer(
+    teacher: str = "h2", preprocess: str = "tanh", alpha: float = 4.0, rho: float = 0.1
+) -> widgets.Widget:
     """Explore the spectral estimator: choose the preprocessing T, the teacher and alpha.
 
     Redraws :func:`spectral_figure` as the controls move (needs a running kernel).
 
+    Parameters
+    ----------
+    teacher, preprocess, alpha, rho
+        The initial values, as in :func:`spectral_figure`.
+
     Returns
     -------
     ipywidgets.Widget
+        The explorer: controls above the redrawn figure.
 
+    Notes
+    -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    from lib.baselines import SPECTRAL_PREPROCESSINGS
-    from lib.hermite import LINKS
 
     def show(teacher: str, preprocess: str, alpha: float) -> None:
         spectral_figure(teacher, preprocess, alpha, rho)
@@ -444,8 +520,6 @@ def spectral_explorer(teacher: str = "h2", preprocess: str = "tanh", alpha: floa
     return _Explorer(
         show,
         teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher, description="f"),
-        preprocess=widgets.Dropdown(options=list(SPECTRAL_PREPROCESSINGS), value=preprocess,
-                                    description="T"),
-        alpha=widgets.FloatLogSlider(value=alpha, base=10, min=-0.5, max=1.7, step=0.05,
-                                     description="alpha"),
+        preprocess=widgets.Dropdown(options=list(SPECTRAL_PREPROCESSINGS), value=preprocess, description="T"),
+        alpha=widgets.FloatLogSlider(value=alpha, base=10, min=-0.5, max=1.7, step=0.05, description="alpha"),
     )

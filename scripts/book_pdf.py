@@ -1,7 +1,7 @@
 """Print the built HTML book to one PDF with headless chromium (``make pdf``).
 
 Every page of ``_build/html`` is opened in table-of-contents order (served on
-127.0.0.1, as in ``tests/test_html.py``), MathJax is waited for, the page is printed
+127.0.0.1, as in ``tests/book/test_html.py``), MathJax is waited for, the page is printed
 with the DevTools ``Page.printToPDF`` command (A4, the theme's print style sheet: no
 sidebars), and the pages are concatenated with pypdf, with one outline entry per page.
 
@@ -62,11 +62,20 @@ def main(argv=None) -> int:
         for page in pages:
             driver.get(base + page)
             title = driver.execute_async_script(WAIT_JS)
-            pdf = driver.execute_cdp_cmd("Page.printToPDF", {
-                "printBackground": False, "preferCSSPageSize": False,
-                "paperWidth": 8.27, "paperHeight": 11.69,  # A4, in inches
-                "marginTop": 0.6, "marginBottom": 0.6, "marginLeft": 0.6,
-                "marginRight": 0.6, "displayHeaderFooter": False})
+            pdf = driver.execute_cdp_cmd(
+                "Page.printToPDF",
+                {
+                    "printBackground": False,
+                    "preferCSSPageSize": False,
+                    "paperWidth": 8.27,
+                    "paperHeight": 11.69,  # A4, in inches
+                    "marginTop": 0.6,
+                    "marginBottom": 0.6,
+                    "marginLeft": 0.6,
+                    "marginRight": 0.6,
+                    "displayHeaderFooter": False,
+                },
+            )
             reader = PdfReader(io.BytesIO(base64.b64decode(pdf["data"])))
             first = len(writer.pages)
             for p in reader.pages:

@@ -1,6 +1,6 @@
 """Headless chromium for the built HTML book: a local server and a WebDriver session.
 
-Used by ``tests/test_html.py`` (the browser test over every page) and by
+Used by ``tests/book/test_html.py`` (the browser test over every page) and by
 ``scripts/book_pdf.py`` (``make pdf``). Everything is local: the book is served on
 127.0.0.1, the browser is Debian's ``chromium`` driven through Debian's
 ``chromedriver`` (passed explicitly, with ``SE_OFFLINE`` set, so that selenium-manager
@@ -22,17 +22,23 @@ from pathlib import Path
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--disable-component-update",
-         "--no-first-run", "--disable-dev-shm-usage", "--hide-scrollbars")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
 
 
 def missing() -> str | None:
     """Why the browser cannot run here (a sentence), or None when it can."""
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not (Path(path).is_file() and os.access(path, os.X_OK)):
-            return (f"{path} not found: install Debian's {package} "
-                    "(apt-get install chromium chromium-driver)")
+            return f"{path} not found: install Debian's {package} (apt-get install chromium chromium-driver)"
     try:
         import selenium  # noqa: F401
     except ImportError:

@@ -13,7 +13,7 @@ or an existing scheduler given by ``--scheduler tcp://host:8786`` (a lab server,
 SLURM allocation through ``dask-jobqueue``; see lib/data/README.md).
 
 Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points``, ``task_diversity`` and ``smoke`` (default: all,
-in that order). Each row is one call of :func:`lib.attention.simulate` (pretrain Gamma
+in that order). Each row is one call of :func:`lib.simulation.simulate` (pretrain Gamma
 on n = tau d^2 contexts, then measure its ICL and IDG errors) for one configuration,
 one variant, one dimension ``d`` and one draw. Rows are appended to the CSV and flushed
 one by one as they finish, so an interrupted run can be resumed by running the same command again:
@@ -152,8 +152,7 @@ def _nonlinear_points() -> tuple[Config, ...]:
             Config(f"{t} lam=0.5", t, tg, 2.0, 1.5, 3.0, 0.1, 0.5),
         ]
         if t != "h2":  # a_1 = 0: the ridge error decreases all the way to lambda = inf
-            configs.append(Config(f"{t} lam=lam_star", t, tg, 2.0, 1.5, 3.0, 0.1,
-                                  _lam_star(t, 2.0, 1.5, 3.0, 0.1)))
+            configs.append(Config(f"{t} lam=lam_star", t, tg, 2.0, 1.5, 3.0, 0.1, _lam_star(t, 2.0, 1.5, 3.0, 0.1)))
         configs += [
             Config(f"{t} alpha=1", t, tg, 1.0, 1.5, 3.0, 0.1, 0.0),
             Config(f"{t} alpha=4", t, tg, 4.0, 1.5, 3.0, 0.1, 0.0),
@@ -190,9 +189,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "The chapter-3 teachers and their Gaussian-equivalent linear teachers at "
                 "(alpha, kappa, tau, rho, lambda) = (2, 1.5, 3, 0.1, 0); Monte Carlo test errors."
             ),
-            configs=tuple(
-                Config(t, t, ("teacher", "gaussian"), 2.0, 1.5, 3.0, 0.1, 0.0) for t in CHAPTER3_TEACHERS
-            ),
+            configs=tuple(Config(t, t, ("teacher", "gaussian"), 2.0, 1.5, 3.0, 0.1, 0.0) for t in CHAPTER3_TEACHERS),
             dims=(50, 100, 150, 200),
             draws={50: 3, 100: 3, 150: 3, 200: 3},
             n_test={d: _teachers_n_test(d) for d in (50, 100, 150, 200)},
@@ -211,8 +208,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             ),
             dims=(50, 100, 150, 200, 300, 400),
             draws={50: 12, 100: 12, 150: 12, 200: 12, 300: 8, 400: 8},
-            n_test={50: 200_000, 100: 200_000, 150: 200_000, 200: 200_000,
-                    300: 1_000_000, 400: 1_000_000},
+            n_test={50: 200_000, 100: 200_000, 150: 200_000, 200: 200_000, 300: 1_000_000, 400: 1_000_000},
         ),
         Experiment(
             name="nonlinear_points",
@@ -298,12 +294,30 @@ def row_specs(
                 seed = row_seed(exp.index, ci, d, draw)
                 for variant in cfg.variants:
                     mc = variant != "linear"
-                    nt = (n_test if n_test is not None else exp.n_test.get(d, max(exp.n_test.values(), default=0))) if mc else 0
-                    specs.append(RowSpec(
-                        experiment=name, experiment_index=exp.index, config_index=ci, label=cfg.label,
-                        teacher=cfg.teacher, variant=variant, d=d, draw=draw, seed=seed,
-                        alpha=cfg.alpha, kappa=cfg.kappa, tau=cfg.tau, rho=cfg.rho, lam=cfg.lam, n_test=nt,
-                    ))
+                    nt = (
+                        (n_test if n_test is not None else exp.n_test.get(d, max(exp.n_test.values(), default=0)))
+                        if mc
+                        else 0
+                    )
+                    specs.append(
+                        RowSpec(
+                            experiment=name,
+                            experiment_index=exp.index,
+                            config_index=ci,
+                            label=cfg.label,
+                            teacher=cfg.teacher,
+                            variant=variant,
+                            d=d,
+                            draw=draw,
+                            seed=seed,
+                            alpha=cfg.alpha,
+                            kappa=cfg.kappa,
+                            tau=cfg.tau,
+                            rho=cfg.rho,
+                            lam=cfg.lam,
+                            n_test=nt,
+                        )
+                    )
     return specs
 
 
@@ -321,41 +335,61 @@ def variant_teacher(teacher: str, variant: str, rho: float) -> tuple[Any, float]
     """The teacher and label-noise variance that ``simulate`` receives for a variant.
 
     - ``"teacher"``: the link called ``teacher``, noise ``rho``;
-    - ``"gaussian"``: ``g, rho_eq = lib.hermite.gaussian_equivalent(teacher, rho)``;
+    - ``"gaussian"``: ``g, rho_eq = lib.teachers.gaussian_equivalent(teacher, rho)``;
     - ``"noise"``: ``f = 0`` with ``rho_nl = rho + E[f^2] - a_1^2``;
     - ``"linear"``: ``None`` (the linear teacher, exact errors), noise ``rho``.
     """
     if variant == "linear":
         return None, rho
-    from lib import hermite
+    from lib import teachers
 
     if variant == "teacher":
         return teacher, rho
     if variant == "gaussian":
-        g, rho_eq = hermite.gaussian_equivalent(teacher, rho)
+        g, rho_eq = teachers.gaussian_equivalent(teacher, rho)
         return g, float(rho_eq)
     if variant == "noise":
-        _, a1, ef2 = hermite.teacher_moments(teacher)
-        return zero_teacher, float(rho + ef2 - a1 ** 2)
+        _, a1, ef2 = teachers.teacher_moments(teacher)
+        return zero_teacher, float(rho + ef2 - a1**2)
     raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}")
 
 
 def run_row(spec: RowSpec) -> dict[str, Any]:
-    """Compute one row: ``lib.attention.simulate`` with the spec's parameters and seed."""
-    from lib.attention import simulate
+    """Compute one row: ``lib.simulation.simulate`` with the spec's parameters and seed."""
+    from lib.simulation import simulate
 
     f, rho_used = variant_teacher(spec.teacher, spec.variant, spec.rho)
     res = simulate(
-        spec.d, spec.alpha, spec.kappa, spec.tau, rho_used, lam=spec.lam, teacher=f,
-        rng=spec.seed, n_test=(spec.n_test or None),
+        spec.d,
+        spec.alpha,
+        spec.kappa,
+        spec.tau,
+        rho_used,
+        lam=spec.lam,
+        teacher=f,
+        rng=spec.seed,
+        n_test=(spec.n_test or None),
     )
     return {
-        "experiment": spec.experiment, "label": spec.label, "teacher": spec.teacher,
-        "variant": spec.variant, "d": spec.d, "draw": spec.draw, "seed": spec.seed,
-        "alpha": spec.alpha, "kappa": spec.kappa, "tau": spec.tau, "rho": spec.rho, "lam": spec.lam,
-        "icl": float(res["icl"]), "icl_se": float(res["icl_se"]),
-        "idg": float(res["idg"]), "idg_se": float(res["idg_se"]),
-        "n_test": spec.n_test, "method": str(res["method"]), "seconds": float(res["seconds"]),
+        "experiment": spec.experiment,
+        "label": spec.label,
+        "teacher": spec.teacher,
+        "variant": spec.variant,
+        "d": spec.d,
+        "draw": spec.draw,
+        "seed": spec.seed,
+        "alpha": spec.alpha,
+        "kappa": spec.kappa,
+        "tau": spec.tau,
+        "rho": spec.rho,
+        "lam": spec.lam,
+        "icl": float(res["icl"]),
+        "icl_se": float(res["icl_se"]),
+        "idg": float(res["idg"]),
+        "idg_se": float(res["idg_se"]),
+        "n_test": spec.n_test,
+        "method": str(res["method"]),
+        "seconds": float(res["seconds"]),
     }
 
 
@@ -458,8 +492,10 @@ def _git_commit() -> str:
 
 def _machine() -> dict[str, Any]:
     return {
-        "platform": platform.platform(), "machine": platform.machine(),
-        "processor": platform.processor() or "unknown", "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or "unknown",
+        "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
     }
 
@@ -478,9 +514,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _compute_rows(
-    todo: list[RowSpec], client: Any, on_row: Callable[[RowSpec, dict[str, Any]], None]
-) -> None:
+def _compute_rows(todo: list[RowSpec], client: Any, on_row: Callable[[RowSpec, dict[str, Any]], None]) -> None:
     """Compute the rows of ``todo``, calling ``on_row(spec, row)`` as each one finishes.
 
     ``client`` is a :class:`dask.distributed.Client` (every row becomes one task, submitted
@@ -496,8 +530,13 @@ def _compute_rows(
 
     futures = {}
     for i, spec in enumerate(todo):
-        fut = client.submit(run_row, spec, key=f"row-{spec.experiment}-{spec.label}-{spec.variant}-"
-                            f"{spec.d}-{spec.draw}-{spec.seed}", priority=len(todo) - i, pure=False)
+        fut = client.submit(
+            run_row,
+            spec,
+            key=f"row-{spec.experiment}-{spec.label}-{spec.variant}-{spec.d}-{spec.draw}-{spec.seed}",
+            priority=len(todo) - i,
+            pure=False,
+        )
         futures[fut] = spec
     try:
         for fut in as_completed(futures):
@@ -518,9 +557,17 @@ def _previous_runs(json_path: Path) -> list[dict[str, Any]]:
 
 
 def _write_meta(
-    name: str, csv_path: Path, json_path: Path, specs: list[RowSpec], command: str,
-    started: str, previous: list[dict[str, Any]], rows_computed: int, wall: float,
-    client: Any, finished: bool,
+    name: str,
+    csv_path: Path,
+    json_path: Path,
+    specs: list[RowSpec],
+    command: str,
+    started: str,
+    previous: list[dict[str, Any]],
+    rows_computed: int,
+    wall: float,
+    client: Any,
+    finished: bool,
 ) -> None:
     """Write the experiment's JSON from the rows now in its CSV.
 
@@ -544,9 +591,12 @@ def _write_meta(
         "parameters": {
             "configs": configs,
             "dims": grid_dims,
-            "draws": {d: sum(1 for s in specs if s.d == d and s.config_index == 0 and s.variant == exp.configs[0].variants[0]) for d in grid_dims},
+            "draws": {
+                d: sum(1 for s in specs if s.d == d and s.config_index == 0 and s.variant == exp.configs[0].variants[0])
+                for d in grid_dims
+            },
             "n_test": {d: max(s.n_test for s in specs if s.d == d) for d in grid_dims},
-            "solver": "lib.attention.simulate(method='auto')",
+            "solver": "lib.simulation.simulate(method='auto')",
         },
         "seeds": {
             "base_seed": BASE_SEED,
@@ -565,12 +615,18 @@ def _write_meta(
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "total_seconds": round(sum(float(r["seconds"]) for r in rows), 1),
-        "runs": previous + [{
-            "command": command, "started": started, "finished": _now() if finished else None,
-            "rows_computed": rows_computed, "wall_seconds": round(wall, 1),
-            "workers": _describe_workers(client),
-            "machine": _machine(),
-        }],
+        "runs": previous
+        + [
+            {
+                "command": command,
+                "started": started,
+                "finished": _now() if finished else None,
+                "rows_computed": rows_computed,
+                "wall_seconds": round(wall, 1),
+                "workers": _describe_workers(client),
+                "machine": _machine(),
+            }
+        ],
     }
     tmp = json_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(_jsonable(meta), indent=2) + "\n")
@@ -631,8 +687,10 @@ def run_experiment(
             if labels and spec.label not in labels:
                 continue
             todo.append(spec)
-        log(f"[{name}] {len(specs)} rows, {len(specs) - len(todo)} already present or not selected, "
-            f"{len(todo)} to compute")
+        log(
+            f"[{name}] {len(specs)} rows, {len(specs) - len(todo)} already present or not selected, "
+            f"{len(todo)} to compute"
+        )
         out_file = {"fh": fh, "writer": csv.DictWriter(fh, fieldnames=COLUMNS)}
         mine: list[dict[str, Any]] = []  # this run's rows, to restore a replaced file
         bar = None
@@ -646,9 +704,11 @@ def run_experiment(
             mine.append(row)
             if _replaced(out_file["fh"], csv_path):
                 out_file["fh"], n = _reopen(out_file["fh"], csv_path, mine[:-1])
-                log(f"[{name}] {csv_path} was replaced while this run was writing to it (git "
+                log(
+                    f"[{name}] {csv_path} was replaced while this run was writing to it (git "
                     f"stash or checkout?); appending to the new file, {n} rows of this run "
-                    "restored")
+                    "restored"
+                )
                 out_file["writer"] = csv.DictWriter(out_file["fh"], fieldnames=COLUMNS)
             out_file["writer"].writerow(row)
             out_file["fh"].flush()
@@ -660,8 +720,9 @@ def run_experiment(
                 f"icl={row['icl']:.5f}±{row['icl_se']:.5f} idg={row['idg']:.5f} "
                 f"({row['seconds']:.1f} s, {row['method']}; elapsed {el / 60:.1f} min)"
             )
-            _write_meta(name, csv_path, json_path, specs, command, started, previous, done[0],
-                        el, client, finished=False)
+            _write_meta(
+                name, csv_path, json_path, specs, command, started, previous, done[0], el, client, finished=False
+            )
             if bar is not None:
                 bar.update(1)
 
@@ -676,11 +737,9 @@ def run_experiment(
     if not todo and json_path.exists():  # nothing new: keep the record of the runs that made the file
         log(f"[{name}] nothing to do: {csv_path} is complete")
         return csv_path
-    _write_meta(name, csv_path, json_path, specs, command, started, previous, len(todo), wall,
-                client, finished=True)
+    _write_meta(name, csv_path, json_path, specs, command, started, previous, len(todo), wall, client, finished=True)
     log(f"[{name}] done: {len(todo)} rows in {wall / 60:.1f} min -> {csv_path}")
     return csv_path
-
 
 
 def _describe_workers(client: Any) -> Any:
@@ -727,8 +786,12 @@ def start_client(workers: int | None = None, scheduler: str | None = None) -> An
         [str(ROOT), str(ROOT / "scripts")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     )
     cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-        memory_limit="auto", silence_logs=40,
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        memory_limit="auto",
+        silence_logs=40,
     )
     return Client(cluster)
 
@@ -745,25 +808,39 @@ def _parse_dims(text: str) -> tuple[int, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
-                        help=f"experiments to run (default: all): {', '.join(EXPERIMENTS)}")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny grid (d = 12, 16; 1 draw; n_test = 2000) written to a temporary "
-                             "folder unless --out is given: checks the pipeline in seconds")
+    parser.add_argument(
+        "experiments",
+        nargs="*",
+        metavar="EXPERIMENT",
+        help=f"experiments to run (default: all): {', '.join(EXPERIMENTS)}",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny grid (d = 12, 16; 1 draw; n_test = 2000) written to a temporary "
+        "folder unless --out is given: checks the pipeline in seconds",
+    )
     parser.add_argument("--draws", type=int, help="draws per d (overrides the experiment's)")
     parser.add_argument("--dims", type=_parse_dims, help="comma-separated dimensions, e.g. 50,100")
     parser.add_argument("--n-test", type=int, help="test contexts per Monte Carlo row")
-    parser.add_argument("--labels", help="comma-separated configuration labels to compute "
-                                         "(default: all), e.g. kappa=inf")
+    parser.add_argument(
+        "--labels", help="comma-separated configuration labels to compute (default: all), e.g. kappa=inf"
+    )
     parser.add_argument("--out", type=Path, help=f"output folder (default {DATA_DIR})")
     parser.add_argument("--fresh", action="store_true", help="discard existing rows instead of resuming")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int,
-                       help="local Dask workers (default: the number of cores, here "
-                            f"{os.cpu_count()}); 0 runs the rows in this process, without Dask")
-    where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="address of a running Dask scheduler to submit the rows to "
-                            "(e.g. tcp://10.0.0.5:8786; see lib/data/README.md)")
+    where.add_argument(
+        "--workers",
+        type=int,
+        help="local Dask workers (default: the number of cores, here "
+        f"{os.cpu_count()}); 0 runs the rows in this process, without Dask",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="address of a running Dask scheduler to submit the rows to "
+        "(e.g. tcp://10.0.0.5:8786; see lib/data/README.md)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
@@ -785,7 +862,9 @@ def main(argv: list[str] | None = None) -> int:
         n_test = n_test or 2000
         out = out or Path(tempfile.mkdtemp(prefix="finite_size_quick_"))
     out = out or DATA_DIR
-    command = "python scripts/make_finite_size.py" + ("" if argv is None and len(sys.argv) <= 1 else " " + " ".join(sys.argv[1:] if argv is None else argv))
+    command = "python scripts/make_finite_size.py" + (
+        "" if argv is None and len(sys.argv) <= 1 else " " + " ".join(sys.argv[1:] if argv is None else argv)
+    )
 
     def log(msg: str) -> None:
         print(msg, flush=True)
@@ -795,8 +874,19 @@ def main(argv: list[str] | None = None) -> int:
         if client is not None:
             log(f"Dask: {_describe_workers(client)}")
         for name in names:
-            run_experiment(name, out, dims, draws, n_test, args.fresh, command, log,
-                           client=client, labels=labels, progress=not args.no_progress)
+            run_experiment(
+                name,
+                out,
+                dims,
+                draws,
+                n_test,
+                args.fresh,
+                command,
+                log,
+                client=client,
+                labels=labels,
+                progress=not args.no_progress,
+            )
     finally:
         if client is not None:
             cluster = getattr(client, "cluster", None)

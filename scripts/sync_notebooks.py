@@ -230,10 +230,7 @@ def notebook_imports(nb: dict) -> set[str]:
             continue
         src = "".join(cell["source"])
         # drop IPython magics and shell lines, which are not Python
-        src = "\n".join(
-            "" if line.lstrip().startswith(("%", "!")) else line
-            for line in src.splitlines()
-        )
+        src = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.splitlines())
         try:
             tree = ast.parse(src)
         except SyntaxError:
@@ -249,15 +246,8 @@ def notebook_imports(nb: dict) -> set[str]:
 def foreign_imports(nb: dict) -> set[str]:
     """Imported modules that neither the stdlib nor the package's dependencies give."""
     stdlib = set(sys.stdlib_module_names)
-    extra = {
-        p.split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip()
-        for p in EXTRA_PACKAGES
-    }
-    return {
-        m
-        for m in notebook_imports(nb)
-        if m not in stdlib and m not in ALLOWED_IMPORTS and m not in extra
-    }
+    extra = {p.split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip() for p in EXTRA_PACKAGES}
+    return {m for m in notebook_imports(nb) if m not in stdlib and m not in ALLOWED_IMPORTS and m not in extra}
 
 
 class SolutionMarkerError(ValueError):
@@ -277,11 +267,7 @@ def _line_roles(text: str, inside: bool, where: str) -> tuple[list[str], bool]:
         if closing is not None:  # inside a marker directive: its options, its fence
             roles.append(role)
             stripped = line.strip()
-            if (
-                stripped
-                and set(stripped) == {closing[0]}
-                and len(stripped) >= len(closing)
-            ):
+            if stripped and set(stripped) == {closing[0]} and len(stripped) >= len(closing):
                 closing = None
             continue
         match = _MARKER.match(line)
@@ -420,9 +406,7 @@ def collapse_state(cell: dict) -> dict:
 
 def _set_collapsed(cell: dict, hidden: bool) -> None:
     meta = cell.setdefault("metadata", {})
-    jup = {
-        k: v for k, v in (meta.get("jupyter") or {}).items() if k not in _COLLAPSE_KEYS
-    }
+    jup = {k: v for k, v in (meta.get("jupyter") or {}).items() if k not in _COLLAPSE_KEYS}
     if hidden:
         jup.update(COLLAPSED.get(cell["cell_type"], {"source_hidden": True}))
     if jup:
@@ -465,21 +449,14 @@ def differences(old: dict, new: dict) -> list[str]:
     out = []
     if old["cells"][:2] != new["cells"][:2]:
         out.append("setup/macros cells")
-    rest_old = [
-        c for c in old["cells"] if c.get("metadata", {}).get("book_sync") is None
-    ]
+    rest_old = [c for c in old["cells"] if c.get("metadata", {}).get("book_sync") is None]
     rest_new = new["cells"][2:]
     if len(rest_old) != len(rest_new):
-        out.append(
-            f"{len(rest_new) - len(rest_old)} markdown cell(s) to split after "
-            "a solution-end"
-        )
+        out.append(f"{len(rest_new) - len(rest_old)} markdown cell(s) to split after a solution-end")
     else:
         offset = len(old["cells"]) - len(rest_old)
         cells = [
-            i + offset
-            for i, (a, b) in enumerate(zip(rest_old, rest_new))
-            if collapse_state(a) != collapse_state(b)
+            i + offset for i, (a, b) in enumerate(zip(rest_old, rest_new)) if collapse_state(a) != collapse_state(b)
         ]
         if cells:
             out.append(f"solution collapse metadata of cells {cells} (0-based)")

@@ -7,8 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
+from scipy import stats
 
+from lib import baselines, samplers, teachers, theory
 from lib.baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
+from lib.hermite import get_link
 from lib.samplers import sample_contexts, sample_tasks
 
 
@@ -22,8 +25,11 @@ def relu(z):
 
 
 @given(
-    n=st.integers(1, 3), ell=st.integers(1, 8), d=st.integers(1, 8),
-    rho=st.floats(1e-3, 10.0), seed=st.integers(0, 2**31),
+    n=st.integers(1, 3),
+    ell=st.integers(1, 8),
+    d=st.integers(1, 8),
+    rho=st.floats(1e-3, 10.0),
+    seed=st.integers(0, 2**31),
 )
 @settings(max_examples=40, deadline=None)
 def test_bayes_ridge_matches_the_primal_formula(n, ell, d, rho, seed):
@@ -191,3 +197,82 @@ def test_bad_input_is_named():
         baseline_errors(4, 1.0, tasks, 0.1, n_test=1)
     with pytest.raises(ValueError, match="tasks"):
         baseline_errors(4, 1.0, np.ones((2, 3)), 0.1)
+
+
+def test_gaussian_equivalent_predict_is_gaussian_posterior_mean():
+    # For an affine teacher c + a1 z the predictor is the exact Gaussian posterior mean
+    # E[y_q | y] = c + Cov(y_q, y) Cov(y, y)^{-1} (y - c) with w ~ N(0, I).
+    rng = np.random.default_rng(0)
+    n, ell, d, rho = 4, 7, 5, 0.3
+    coeffs = np.array([0.4, 0.8])
+    X = rng.standard_normal((n, ell, d)) / np.sqrt(d)
+    xq = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = rng.standard_normal((n, ell))
+    got = baselines.gaussian_equivalent_predict(X, y, xq, coeffs, rho)
+    want = [
+        0.4 + 0.64 * xq[i] @ X[i].T @ np.linalg.solve(0.64 * X[i] @ X[i].T + rho * np.eye(ell), y[i] - 0.4)
+        for i in range(n)
+    ]
+    assert_allclose(got, want, rtol=1e-10)
+    # linear teacher: the same as the Bayes ridge predictor
+    assert_allclose(
+        baselines.gaussian_equivalent_predict(X, y, xq, None, rho),
+        baselines.bayes_ridge_predict(X, y, xq, rho),
+        rtol=1e-12,
+    )
+    # a1 = 0: the constant a0
+    assert_allclose(baselines.gaussian_equivalent_predict(X, y, xq, "h2", rho), 0.0, atol=1e-12)
+
+
+def test_context_ridge_errors_match_theory():
+    out = baselines.context_ridge_errors(60, 3.0, 0.1, "relu", n_test=4000, rng=1)
+    assert set(out) == {"ridge", "ge", "ge_intercept"}
+    for name, kw in (("ridge", dict(ridge=0.1)), ("ge", None), ("ge_intercept", None)):
+        if kw is None:
+            intercept = name == "ge_intercept"
+            kw = dict(
+                ridge=teachers.gaussian_equivalent_ridge("relu", 0.1, intercept=intercept)[1], intercept=intercept
+            )
+        want = theory.context_ridge_error("relu", 3.0, 0.1, **kw)
+        mean, se = out[name]
+        # finite d = 60 adds an O(1/d) bias; allow it on top of 4 standard errors
+        assert abs(mean - want) < 4 * se + 0.03 * want
+
+
+def test_dmmse_task_set_errors():
+    m, se = baselines.dmmse_task_set_errors(10, 4.0, 0.2, 0.05, "relu", draws=2, n_test=300, rng=3)
+    assert se >= 0 and 0.0 < m < 0.2  # two tasks, long contexts: close to the noise 0.05
+    with pytest.raises(ValueError, match="draws"):
+        baselines.dmmse_task_set_errors(10, 4.0, 0.2, 0.05, "relu", draws=1)
+    a = baselines.dmmse_task_set_errors(10, 2.0, 0.5, 0.1, "relu", draws=2, n_test=50, rng=5)
+    b = baselines.dmmse_task_set_errors(10, 2.0, 0.5, 0.1, "relu", draws=2, n_test=50, rng=5)
+    assert a == b
+
+
+# --------------------------------------------------------------------------------------
+# dMMSE weights, second test
+# --------------------------------------------------------------------------------------
+def test_dmmse_is_bayes_rule_with_gaussian_likelihoods():
+    """Posterior over the task set by Bayes' rule with scipy's normal densities, token by
+    token (no log-sum-exp): the prediction is the posterior mean of f(x_q^T w)."""
+    rng = np.random.default_rng(21)
+    d, ell, k, rho = 3, 4, 3, 0.5
+    tasks = sample_tasks(k, d, rng=rng)
+    f = get_link("tanh")
+    ctx = sample_contexts(6, d, ell, tasks, f, rho, rng=rng)
+    pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, f, rho)
+    for m in range(6):
+        post = np.full(k, 1.0 / k)
+        for i in range(ell):
+            post = post * stats.norm.pdf(ctx.y[m, i], loc=f(tasks @ ctx.X[m, i]), scale=np.sqrt(rho))
+            post /= post.sum()
+        assert_allclose(pred[m], post @ f(tasks @ ctx.x_query[m]), rtol=1e-9)
+
+
+def test_dmmse_with_tiny_noise_is_finite():
+    tasks = samplers.sample_tasks(5, 4, rng=0)
+    ctx = sample_contexts(30, 4, 6, tasks, rho=0.1, rng=1)
+    for rho in (1e-320, 5e-324, 1e-300):
+        pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, rho=rho)
+        assert np.all(np.isfinite(pred))
+        assert_allclose(pred, dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, rho=0.0))

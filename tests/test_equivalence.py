@@ -10,15 +10,16 @@ set from that, not from the asymptotic agreement, which the data files check.
 import numpy as np
 import pytest
 
-from lib import attention, hermite, theory
+from lib import simulation, teachers, theory
 
 PARAMS = dict(alpha=2.0, kappa=1.5, tau=3.0, rho=0.1)
 
 
 def _mean_icl(teacher, rho, d, seeds, n_test=40_000):
     vals = [
-        attention.simulate(d, PARAMS["alpha"], PARAMS["kappa"], PARAMS["tau"], rho,
-                           teacher=teacher, rng=s, n_test=n_test)["icl"]
+        simulation.simulate(
+            d, PARAMS["alpha"], PARAMS["kappa"], PARAMS["tau"], rho, teacher=teacher, rng=s, n_test=n_test
+        )["icl"]
         for s in seeds
     ]
     return float(np.mean(vals)), float(np.std(vals, ddof=1) / np.sqrt(len(vals)))
@@ -29,7 +30,7 @@ def _mean_icl(teacher, rho, d, seeds, n_test=40_000):
 def test_teacher_matches_gaussian_equivalent_and_theory_at_small_d(name):
     d, seeds = 40, [11, 12, 13]
     e_teacher, se_t = _mean_icl(name, PARAMS["rho"], d, seeds)
-    g, rho_eq = hermite.gaussian_equivalent(name, PARAMS["rho"])
+    g, rho_eq = teachers.gaussian_equivalent(name, PARAMS["rho"])
     e_gauss, se_g = _mean_icl(g, rho_eq, d, seeds)
     e_theory = theory.nonlinear_icl_error(name, **PARAMS)
     # same seeds: teacher and its Gaussian twin differ only by the finite-d gap
@@ -44,7 +45,7 @@ def test_teacher_matches_gaussian_equivalent_and_theory_at_small_d(name):
 def test_a1_zero_teacher_learns_nothing_about_the_task():
     """For h2 (a_1 = 0) the error equals pure noise of variance rho_nl, at the same draws."""
     d, seeds = 40, [21, 22, 23]
-    rho_nl = theory.effective_noise("h2", PARAMS["rho"])
+    rho_nl = teachers.effective_noise("h2", PARAMS["rho"])
     zero = lambda z: np.zeros_like(z)  # noqa: E731 - a teacher with no signal
     e_h2, se_h2 = _mean_icl("h2", PARAMS["rho"], d, seeds)
     e_noise, se_n = _mean_icl(zero, rho_nl, d, seeds)

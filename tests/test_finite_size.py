@@ -12,8 +12,8 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import os
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -23,7 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
+from scipy import stats
 
+from lib import finite_size
 from lib import finite_size as fs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,8 +105,18 @@ def test_data_files_match_the_script(experiment):
         assert row["n_test"] == spec.n_test
         assert math.isfinite(row["icl"]) and math.isfinite(row["idg"]) and row["icl"] > 0
     meta = json.loads((fs.DATA_DIR / f"finite_size_{experiment}.json").read_text())
-    for key in ("command", "parameters", "seeds", "lib_version", "git_commit", "date", "machine",
-                "numpy", "scipy", "total_seconds"):
+    for key in (
+        "command",
+        "parameters",
+        "seeds",
+        "lib_version",
+        "git_commit",
+        "date",
+        "machine",
+        "numpy",
+        "scipy",
+        "total_seconds",
+    ):
         assert key in meta, key
     assert meta["rows"] == len(rows)
     assert meta["seeds"]["base_seed"] == mfs.BASE_SEED
@@ -157,8 +169,7 @@ def test_run_experiment_survives_a_replaced_file(tmp_path):
         if " 2/5 " in msg:  # as `git stash` does: a new file, without this run's rows
             os.replace(header_only, path)
 
-    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
-                       log=replace_after_two_rows)
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=replace_after_two_rows)
     rows = fs.load("smoke", data_dir=tmp_path)
     assert len(rows) == 5, log
     assert any("was replaced" in m and "2 rows of this run restored" in m for m in log), log
@@ -202,7 +213,9 @@ def test_extrapolate_exact_data():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    e_inf=st.floats(0.1, 3.0), c=st.floats(-10.0, 10.0), b=st.floats(0.5, 2.0),
+    e_inf=st.floats(0.1, 3.0),
+    c=st.floats(-10.0, 10.0),
+    b=st.floats(0.5, 2.0),
 )
 def test_extrapolate_recovers_parameters_of_exact_data(e_inf, c, b):
     d = np.array([20.0, 40.0, 60.0, 100.0, 150.0, 200.0])
@@ -288,12 +301,29 @@ def _synthetic_rows() -> list[dict]:
         for d, draws in ((10, 3), (20, 2), (40, 1)):
             for draw in range(draws):
                 e = 1.0 + 2.0 / d + 0.01 * rng.standard_normal()
-                rows.append({
-                    "experiment": "toy", "label": "relu", "teacher": "relu", "variant": variant,
-                    "d": d, "draw": draw, "seed": 1000 * d + draw, "alpha": 2.0, "kappa": math.inf,
-                    "tau": 3.0, "rho": 0.1, "lam": 0.0, "icl": e, "icl_se": 0.004, "idg": e - 0.1,
-                    "idg_se": 0.003, "n_test": 500, "method": "dense", "seconds": 0.5,
-                })
+                rows.append(
+                    {
+                        "experiment": "toy",
+                        "label": "relu",
+                        "teacher": "relu",
+                        "variant": variant,
+                        "d": d,
+                        "draw": draw,
+                        "seed": 1000 * d + draw,
+                        "alpha": 2.0,
+                        "kappa": math.inf,
+                        "tau": 3.0,
+                        "rho": 0.1,
+                        "lam": 0.0,
+                        "icl": e,
+                        "icl_se": 0.004,
+                        "idg": e - 0.1,
+                        "idg_se": 0.003,
+                        "n_test": 500,
+                        "method": "dense",
+                        "seconds": 0.5,
+                    }
+                )
     return rows
 
 
@@ -378,7 +408,7 @@ def test_default_data_dir_is_the_package_data_folder():
     import importlib.resources
 
     assert fs.DATA_DIR == Path(str(importlib.resources.files("lib") / "data"))
-    assert fs.DATA_DIR == Path(fs.__file__).resolve().parent / "data"
+    assert fs.DATA_DIR == Path(fs.__file__).resolve().parent.parent / "data"
     assert "smoke" in fs.available_experiments()
 
 
@@ -391,8 +421,7 @@ def test_rows_do_not_depend_on_the_number_of_workers(tmp_path):
         out = tmp_path / f"w{workers}"
         client = None if workers == 0 else mfs.start_client(workers)
         try:
-            mfs.run_experiment("smoke", out, dims=(8, 12), draws=1, n_test=300,
-                               log=lambda m: None, client=client)
+            mfs.run_experiment("smoke", out, dims=(8, 12), draws=1, n_test=300, log=lambda m: None, client=client)
         finally:
             if client is not None:
                 cluster = client.cluster
@@ -412,13 +441,11 @@ def test_rows_do_not_depend_on_the_number_of_workers(tmp_path):
 
 
 def test_run_experiment_labels_select_configurations(tmp_path):
-    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None,
-                       labels=("h2",))
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None, labels=("h2",))
     rows = fs.load("smoke", data_dir=tmp_path)
     assert {r["label"] for r in rows} == {"h2"} and len(rows) == 2
     with pytest.raises(SystemExit, match="unknown label"):
-        mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200,
-                           log=lambda m: None, labels=("nope",))
+        mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=lambda m: None, labels=("nope",))
 
 
 # ----------------------------------------------------------------------------------------
@@ -524,8 +551,14 @@ def test_summarize_refuses_negative_se(column):
     [
         (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e6), r"power must be a fixed exponent in POWER_BOUNDS.*1000000"),
         (lambda: fs.extrapolate(D, 1 + 5 / D, power=1e-300), r"power must be .*POWER_BOUNDS.*got power = 1e-300"),
-        (lambda: fs.extrapolate([1e-310, 2e-310, 3e-310], [1.0, 2.0, 3.0]), r"d must be positive normal floats.*1e-310"),
-        (lambda: fs.extrapolate_quadratic([1e-160, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]), r"numerically singular.*d = \[1e-160"),
+        (
+            lambda: fs.extrapolate([1e-310, 2e-310, 3e-310], [1.0, 2.0, 3.0]),
+            r"d must be positive normal floats.*1e-310",
+        ),
+        (
+            lambda: fs.extrapolate_quadratic([1e-160, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]),
+            r"numerically singular.*d = \[1e-160",
+        ),
         (lambda: fs.extrapolate([100.0, 100.0 + 1e-12, 100.0 + 2e-12], [1.0, 2.0, 3.0]), r"numerically singular"),
         (lambda: fs.slope_through_origin([1e-310, 2e-310], [1, 2], [1.0, 1.0]), r"d must be positive normal floats"),
         (lambda: fs.slope_through_origin([1e-200, 2e-200], [1, 2], [1e-200] * 2), r"c_se = 10\*\*-400.*rescale"),
@@ -555,7 +588,9 @@ def test_fits_are_scale_invariant(scale_d, scale_e):
     ref, got = fs.extrapolate_quadratic(d, e, se), fs.extrapolate_quadratic(ds, es, ses)
     assert_allclose([got.c, got.c2_se], [ref.c * scale_e * scale_d, ref.c2_se * scale_e * scale_d**2], rtol=1e-8)
     ref, got = fs.slope_through_origin(d, e - 1.0, se), fs.slope_through_origin(ds, (e - 1.0) * scale_e, ses)
-    assert_allclose([got.c, got.c_se, got.chi2], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d, ref.chi2], rtol=1e-9)
+    assert_allclose(
+        [got.c, got.c_se, got.chi2], [ref.c * scale_e * scale_d, ref.c_se * scale_e * scale_d, ref.chi2], rtol=1e-9
+    )
 
 
 def test_slope_through_origin_tiny_scales_gives_the_weighted_mean():
@@ -570,3 +605,129 @@ def test_extrapolate_fixed_power_over_its_whole_range(power):
     d = np.array([1.5, 2.0, 3.0, 5.0, 8.0, 12.0])
     fit = fs.extrapolate(d, 0.7 + 3.0 * d**-power, se=np.full(d.size, 1e-3), power=power)
     assert_allclose([fit.e_inf, fit.c], [0.7, 3.0], rtol=1e-7)
+
+
+def test_quadratic_fit_recovers_exact_law_and_reduces_to_linear():
+    d = np.array([20.0, 40.0, 60.0, 100.0, 150.0, 200.0])
+    q = fs.extrapolate_quadratic(d, 1.2 + 3.0 / d + 50.0 / d**2, se=np.full(6, 1e-3))
+    assert_allclose([q.e_inf, q.c, q.c2], [1.2, 3.0, 50.0], atol=1e-9)
+    assert q.dof == 3 and q.chi2 == pytest.approx(0.0, abs=1e-12)
+    # no 1/d^2 term in the data: same intercept as the 1/d fit, c2 ~ 0
+    e = 0.8 + 2.0 / d
+    q1, f1 = (
+        fs.extrapolate_quadratic(d, e, np.full(6, 1e-3)),
+        fs.extrapolate(d, e, np.full(6, 1e-3)),
+    )
+    assert_allclose([q1.e_inf, q1.c, q1.c2], [f1.e_inf, f1.c, 0.0], atol=1e-9)
+
+
+def test_quadratic_fit_errors_match_monte_carlo():
+    rng = np.random.default_rng(7)
+    d = np.array([20.0, 30.0, 40.0, 60.0, 100.0, 200.0])
+    se = np.full(d.size, 0.01)
+    fits = [
+        fs.extrapolate_quadratic(d, 1.0 + 2.0 / d + 20 / d**2 + se * rng.standard_normal(6), se) for _ in range(2000)
+    ]
+    e_inf = np.array([f.e_inf for f in fits])
+    assert np.std(e_inf) == pytest.approx(fits[0].e_inf_se, rel=0.08)
+    p = np.array([f.p_value for f in fits])
+    assert 0.4 < np.mean(p) < 0.6  # p-values uniform under the model
+
+
+def test_quadratic_fit_rejects_bad_input():
+    with pytest.raises(ValueError, match="distinct"):
+        fs.extrapolate_quadratic([20, 40, 40, 40], [1, 1, 1, 1], [0.1] * 4)
+    with pytest.raises(ValueError, match="se"):
+        fs.extrapolate_quadratic([20, 40, 60, 80], [1, 1, 1, 1], [0.1, 0.1, 0.0, 0.1])
+
+
+def test_point_label():
+    par = dict(alpha=1.0, kappa=0.5, tau=2.0, rho=0.01, lam=0.0)
+    assert fs.point_label(par) == "$(1, 0.5, 2, 0.01, 0)$"
+    assert r"\infty" in fs.point_label({**par, "kappa": np.inf})
+    with pytest.raises(ValueError, match="lam"):
+        fs.point_label({k: v for k, v in par.items() if k != "lam"})
+    with pytest.raises(ValueError, match="tau"):
+        fs.point_label({**par, "tau": np.inf})
+
+
+def test_floored_se():
+    out = finite_size.floored_se([0.01, 0.001], [4, 4], [1e-4, 1e-4])
+    assert_allclose(out, [0.01, np.sqrt(1e-4 / 4)])
+    with pytest.raises(ValueError, match="draws"):
+        finite_size.floored_se([0.01], [0], 1e-4)
+
+
+def test_slope_through_origin_exact_and_p_value():
+    d = np.array([50.0, 100.0, 150.0, 200.0])
+    fit = finite_size.slope_through_origin(d, 1.5 / d, np.full(4, 1e-3))
+    assert_allclose([fit.c, fit.chi2], [1.5, 0.0], atol=1e-10)
+    assert fit.dof == 3 and fit.p_value == pytest.approx(1.0)
+    # standard error: (sum 1/(d se)^2)^(-1/2)
+    assert_allclose(fit.c_se, 1 / np.sqrt(np.sum(1 / (d * 1e-3) ** 2)))
+    bad = finite_size.slope_through_origin(d, 0.02 + 0 * d, np.full(4, 1e-3))
+    assert bad.p_value < 1e-6  # a constant gap is not c/d
+    with pytest.raises(ValueError, match="at least 2"):
+        finite_size.slope_through_origin([50.0], [0.1], [0.01])
+
+
+def test_extrapolate_summary_d_min():
+    d = np.array([50, 100, 150, 200])
+    s = {"d": d, "icl": 1 + 5 / d, "icl_se": np.full(4, 1e-3), "idg": 2 + 1 / d, "idg_se": np.full(4, 1e-3)}
+    assert_allclose(finite_size.extrapolate_summary(s).e_inf, 1.0, atol=1e-9)
+    assert_allclose(finite_size.extrapolate_summary(s, "idg", d_min=100).e_inf, 2.0, atol=1e-9)
+    with pytest.raises(ValueError, match="quantity"):
+        finite_size.extrapolate_summary(s, "x")
+
+
+def test_fits_for_and_gap_for_on_the_stored_study():
+    fits = finite_size.fits_for("h2_study", ("teacher", "noise"), label="kappa=1.5")
+    for v in ("teacher", "noise"):
+        s = fits[v].summary
+        assert np.all(s["draws"] >= 2)
+        assert np.all(np.diff(s["d"]) > 0)
+        assert fits[v].fit.dof == s["d"].size - 2
+    g = finite_size.gap_for("h2_study", ("teacher", "noise"), label="kappa=1.5")
+    raw = finite_size.gap("h2_study", ("teacher", "noise"), label="kappa=1.5")
+    keep = np.isin(raw["d"], g.gap["d"])
+    assert_allclose(g.gap["gap"], raw["gap"][keep])
+    assert np.all(g.gap["gap_se"] >= raw["gap_se"][keep] - 1e-15)  # floored, never smaller
+    with pytest.raises(ValueError, match="variant"):
+        finite_size.fits_for("h2_study", ("teacher",), variant="noise")
+    with pytest.raises(ValueError, match="min_draws"):
+        finite_size.gap_for("h2_study", ("teacher", "noise"), min_draws=0, label="kappa=1.5")
+
+
+# --------------------------------------------------------------------------------------
+# finite_size.extrapolate without standard errors
+# --------------------------------------------------------------------------------------
+def test_extrapolate_without_se_matches_ordinary_least_squares():
+    """se=None: equal weights and the error scale from the residuals, RSS/(m - 2), exactly
+    what scipy.stats.linregress reports for e against 1/d."""
+    rng = np.random.default_rng(3)
+    d = np.array([30, 40, 50, 70, 100, 150, 200, 300], float)
+    e = 1.2 + 4.0 / d + 0.01 * rng.standard_normal(d.size)
+    fit = finite_size.extrapolate(d, e)
+    ref = stats.linregress(1 / d, e)
+    assert_allclose([fit.e_inf, fit.c], [ref.intercept, ref.slope], rtol=1e-10)
+    assert_allclose([fit.e_inf_se, fit.c_se], [ref.intercept_stderr, ref.stderr], rtol=1e-10)
+    assert fit.dof == d.size - 2 and np.isnan(fit.p_value)
+    # the scale follows the scatter: 10x the noise gives ~10x the error bars
+    big = finite_size.extrapolate(d, 1.2 + 4.0 / d + 0.1 * (e - 1.2 - 4.0 / d) / 0.01)
+    assert_allclose(big.e_inf_se, 10 * fit.e_inf_se, rtol=1e-8)
+
+
+def test_extrapolate_free_power_without_se_uses_the_residual_scale():
+    from scipy.optimize import curve_fit
+
+    rng = np.random.default_rng(5)
+    d = np.array([30, 40, 50, 70, 100, 150, 200, 300], float)
+    e = 1.2 + 4.0 / d**1.3 + 0.002 * rng.standard_normal(d.size)
+    fit = finite_size.extrapolate(d, e, power=None)
+
+    def model(x, a, c, b):
+        return a + c * x**-b
+
+    p, cov = curve_fit(model, d, e, p0=[1.2, 4.0, 1.0], absolute_sigma=False, maxfev=10_000)
+    assert_allclose([fit.e_inf, fit.c, fit.b], p, rtol=1e-5)
+    assert_allclose([fit.e_inf_se, fit.c_se, fit.b_se], np.sqrt(np.diag(cov)), rtol=1e-3)

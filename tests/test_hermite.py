@@ -20,6 +20,7 @@ from numpy.testing import assert_allclose
 from scipy.special import ndtr
 
 from lib import hermite as H
+from lib import teachers
 
 CLOSED = [name for name, link in H.LINKS.items() if link.has_closed_form]
 PHI0 = 1.0 / math.sqrt(2.0 * math.pi)
@@ -130,7 +131,7 @@ def test_tanh_numerical_values():
 
 def test_h2_has_no_linear_part():
     assert H.linear_coefficient(H.LINKS["h2"].f) == pytest.approx(0.0, abs=1e-13)
-    assert H.teacher_moments("h2") == (0.0, 0.0, 1.0)
+    assert teachers.teacher_moments("h2") == (0.0, 0.0, 1.0)
 
 
 # --------------------------------------------------------------------------- accuracy at unknown kinks
@@ -226,7 +227,7 @@ def test_partial_sum_matches_hermite_e():
 
 @pytest.mark.parametrize("f", [H.LINKS["relu"], np.tanh, lambda z: np.exp(-((z - 0.4) ** 2))])
 def test_remainder_is_orthogonal_to_z(f):
-    f_perp = H.remainder(f)
+    f_perp = teachers.remainder(f)
     a = H.coefficients(f, 3)
     b = H.coefficients(f_perp.f, 3)
     assert b[1] == pytest.approx(0.0, abs=1e-12)
@@ -249,43 +250,43 @@ def test_best_linear_fit_is_a0_plus_a1_z():
 
 # --------------------------------------------------------------------------- teachers
 def test_resolve_teacher():
-    assert H.resolve_teacher(None) is H.LINKS["linear"]
-    assert H.resolve_teacher(" ReLU ") is H.LINKS["relu"]
-    assert H.resolve_teacher(H.LINKS["sign"]) is H.LINKS["sign"]
-    assert H.resolve_teacher(np.tanh) is np.tanh
-    series = H.resolve_teacher([0.5, 1.0])
+    assert teachers.resolve_teacher(None) is H.LINKS["linear"]
+    assert teachers.resolve_teacher(" ReLU ") is H.LINKS["relu"]
+    assert teachers.resolve_teacher(H.LINKS["sign"]) is H.LINKS["sign"]
+    assert teachers.resolve_teacher(np.tanh) is np.tanh
+    series = teachers.resolve_teacher([0.5, 1.0])
     assert_allclose(series(np.array([0.0, 2.0])), [0.5, 2.5])
     with pytest.raises(ValueError, match="teacher must be one of"):
-        H.resolve_teacher("softplus")
+        teachers.resolve_teacher("softplus")
     with pytest.raises(TypeError, match="teacher"):
-        H.resolve_teacher(3.0)
+        teachers.resolve_teacher(3.0)
     with pytest.raises(ValueError, match="teacher"):
-        H.resolve_teacher(np.ones((2, 2)))
+        teachers.resolve_teacher(np.ones((2, 2)))
 
 
 def test_teacher_moments():
-    assert H.teacher_moments(None) == (0.0, 1.0, 1.0)
-    a0, a1, ef2 = H.teacher_moments("relu")
+    assert teachers.teacher_moments(None) == (0.0, 1.0, 1.0)
+    a0, a1, ef2 = teachers.teacher_moments("relu")
     assert (a0, a1, ef2) == pytest.approx((PHI0, 0.5, 0.5), rel=1e-14)
-    assert H.teacher_moments([0.1, 0.2, 0.3]) == pytest.approx((0.1, 0.2, 0.14))
-    assert H.teacher_moments(np.array([0.7])) == pytest.approx((0.7, 0.0, 0.49))
-    numeric = H.teacher_moments(lambda z: np.maximum(z, 0.0))
+    assert teachers.teacher_moments([0.1, 0.2, 0.3]) == pytest.approx((0.1, 0.2, 0.14))
+    assert teachers.teacher_moments(np.array([0.7])) == pytest.approx((0.7, 0.0, 0.49))
+    numeric = teachers.teacher_moments(lambda z: np.maximum(z, 0.0))
     assert_allclose(numeric, (PHI0, 0.5, 0.5), atol=1e-11)
 
 
 def test_gaussian_equivalent():
-    g, rho_eq = H.gaussian_equivalent("relu", 0.1)
+    g, rho_eq = teachers.gaussian_equivalent("relu", 0.1)
     assert rho_eq == pytest.approx(0.1 + 0.5 - 1 / (2 * math.pi) - 0.25, rel=1e-13)
     z = np.array([-1.0, 0.0, 2.0])
     assert_allclose(g(z), PHI0 + 0.5 * z)
     assert_allclose(g.coefficients(3), [PHI0, 0.5, 0.0, 0.0])
-    assert H.gaussian_equivalent(None, 0.25)[1] == 0.25  # linear teacher: nothing added
-    assert H.gaussian_equivalent("offset", 0.0)[1] == 0.0
-    assert H.gaussian_equivalent(np.tanh, 0.0)[1] == pytest.approx(
+    assert teachers.gaussian_equivalent(None, 0.25)[1] == 0.25  # linear teacher: nothing added
+    assert teachers.gaussian_equivalent("offset", 0.0)[1] == 0.0
+    assert teachers.gaussian_equivalent(np.tanh, 0.0)[1] == pytest.approx(
         H.LINKS["tanh"].second_moment - H.LINKS["tanh"].coefficients(1)[1] ** 2, abs=1e-11
     )
     with pytest.raises(ValueError, match="rho"):
-        H.gaussian_equivalent("relu", -0.1)
+        teachers.gaussian_equivalent("relu", -0.1)
 
 
 def test_get_link():
@@ -343,10 +344,16 @@ def test_square_integrable_but_fast_growing_is_fine(no_warnings):
     assert H.coefficients(lambda z: z**10, 0)[0] == pytest.approx(945.0, rel=1e-10)
 
 
-@pytest.mark.parametrize("degree, error", [(-1, ValueError), (2.5, TypeError), (True, TypeError), ("3", TypeError), (H.MAX_DEGREE + 1, ValueError)])
+@pytest.mark.parametrize(
+    "degree, error",
+    [(-1, ValueError), (2.5, TypeError), (True, TypeError), ("3", TypeError), (H.MAX_DEGREE + 1, ValueError)],
+)
 def test_bad_degree(degree, error):
-    for call in (lambda: H.coefficients(np.tanh, degree), lambda: H.partial_sum_errors(np.tanh, degree),
-                 lambda: H.LINKS["relu"].coefficients(degree)):
+    for call in (
+        lambda: H.coefficients(np.tanh, degree),
+        lambda: H.partial_sum_errors(np.tanh, degree),
+        lambda: H.LINKS["relu"].coefficients(degree),
+    ):
         with pytest.raises(error, match=r"^degree must be an integer"):
             call()
 
@@ -389,13 +396,44 @@ def test_teacher_with_infinite_fourth_moment_is_refused():
 
     assert math.isclose(H.second_moment(heavy), math.sqrt(5), rel_tol=1e-8)
     with pytest.raises(ValueError, match=r"E\[f\(z\)\^4\] must be finite"):
-        H.teacher_moments(heavy)
+        teachers.teacher_moments(heavy)
     with pytest.raises(ValueError, match="fourth|E\\[f\\(z\\)\\^4\\]"):
         theory.nonlinear_icl_error(heavy, 2.0, 1.5, 3.0, 0.1)
 
 
 def test_teacher_with_finite_fourth_moment_is_accepted():
     """exp(z^2/9): E f^4 = 1/sqrt(1 - 8/9) = 3 is finite; E f^2 = 1/sqrt(1 - 4/9)."""
-    a0, a1, ef2 = H.teacher_moments(lambda z: np.exp(z**2 / 9))
+    a0, a1, ef2 = teachers.teacher_moments(lambda z: np.exp(z**2 / 9))
     assert math.isclose(ef2, 1 / math.sqrt(1 - 4 / 9), rel_tol=1e-8)
     assert abs(a1) < 1e-10
+
+
+def test_changing_degrees_odd_even_links():
+    sign = np.flatnonzero(H.changing_degrees(H.get_link("sign"), 20, min_degree=10))
+    assert sign.tolist() == [11, 13, 15, 17, 19]
+    relu = np.flatnonzero(H.changing_degrees(H.get_link("relu"), 20, min_degree=10))
+    assert relu.tolist() == [10, 12, 14, 16, 18, 20]
+
+
+def test_changing_degrees_callable_matches_link_and_errors_change_there():
+    link = H.get_link("abs")
+    assert np.array_equal(H.changing_degrees(link.f, 16, 2), H.changing_degrees(link, 16, 2))
+    err = H.partial_sum_errors(link, 16)
+    mask = H.changing_degrees(link, 16, 1)
+    # where a_D = 0 the error does not move; where it is kept, it drops
+    assert np.all(np.diff(err)[~mask[1:]] == pytest.approx(0.0, abs=1e-12))
+    assert np.all(np.diff(err)[mask[1:]] < 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        (dict(max_degree=-1), "max_degree"),
+        (dict(max_degree=5, min_degree=6), "min_degree"),
+        (dict(max_degree=5, min_degree=0, tol=-1.0), "tol"),
+        (dict(max_degree=10_000), "max_degree"),
+    ],
+)
+def test_changing_degrees_rejects_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        H.changing_degrees(H.get_link("relu"), **kwargs)

@@ -218,8 +218,13 @@ def test_samplers_agree_for_fresh_tasks_and_task_sets(teacher):
     def invariants(fb):
         h, q = fb.features[:, :d], fb.features[:, d]
         return np.column_stack(
-            [np.sum(h**2, axis=1), q, np.einsum("nd,nd->n", fb.queries, h),
-             np.einsum("nd,de,ne->n", fb.queries, gamma, fb.features), fb.targets]
+            [
+                np.sum(h**2, axis=1),
+                q,
+                np.einsum("nd,nd->n", fb.queries, h),
+                np.einsum("nd,de,ne->n", fb.queries, gamma, fb.features),
+                fb.targets,
+            ]
         )
 
     fs = sample_features(n, d, ell, None, teacher, rho, rng=31)
@@ -230,8 +235,7 @@ def test_samplers_agree_for_fresh_tasks_and_task_sets(teacher):
     fs = sample_features(n, d, ell, tasks, teacher, rho, rng=34)
     fd = sample_features(n, d, ell, tasks, teacher, rho, rng=35, method="direct")
     assert_same_moments(invariants(fs), invariants(fd))
-    assert_same_moments(fs.features @ np.vstack([tasks.T, np.ones(3)]),
-                        fd.features @ np.vstack([tasks.T, np.ones(3)]))
+    assert_same_moments(fs.features @ np.vstack([tasks.T, np.ones(3)]), fd.features @ np.vstack([tasks.T, np.ones(3)]))
 
 
 @pytest.mark.slow
@@ -333,7 +337,8 @@ def test_task_set_rounds_half_integer_kappa_d_as_simulate_reports(monkeypatch):
     # Every kappa d in the book is an integer, so truncation (int) and rounding agree
     # there; at kappa d = 7.5 they do not: k must be round(7.5) = 8, the k simulate reports.
     import lib.samplers
-    from lib.attention import simulate
+    import lib.simulation
+    from lib.simulation import simulate
 
     assert sample_task_set(15, 0.5, rng=0).shape == (8, 15)
     drawn = []
@@ -344,7 +349,7 @@ def test_task_set_rounds_half_integer_kappa_d_as_simulate_reports(monkeypatch):
         drawn.append(tasks)
         return tasks
 
-    monkeypatch.setattr(lib.samplers, "sample_task_set", spy)
+    monkeypatch.setattr(lib.simulation, "sample_task_set", spy)
     out = simulate(15, 1.0, 0.5, 1.0, 0.1, rng=0)
     assert out["k"] == round(0.5 * 15) == 8
     assert len(drawn) == 1 and drawn[0].shape == (out["k"], 15)

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import baselines, hermite, samplers, theory
+from lib import hermite, samplers, spectral
 
 
 def _brute_direction(X, y, preprocess=None):
     """Loop over contexts, form M = (1/ell) sum_i T_i (d x_i x_i^T - I), full eig."""
     n, ell, d = X.shape
-    T = baselines.spectral_preprocess(y, preprocess)
+    T = spectral.spectral_preprocess(y, preprocess)
     out = np.empty((n, d))
     for j in range(n):
         M = np.zeros((d, d))
@@ -29,9 +29,7 @@ def _brute_predict(X, y, x_query, preprocess=None, degree=4):
     pred = np.empty(n)
     for j in range(n):
         s = np.sqrt(d) * X[j] @ W[j]
-        H = np.stack(
-            [hermite.hermite_function(k, s) for k in range(degree + 1)], axis=1
-        )
+        H = np.stack([hermite.hermite_function(k, s) for k in range(degree + 1)], axis=1)
         b = np.linalg.lstsq(H, y[j], rcond=None)[0]
         sq = np.sqrt(d) * x_query[j] @ W[j]
         pred[j] = sum(b[k] * hermite.hermite_function(k, sq) for k in range(degree + 1))
@@ -40,21 +38,19 @@ def _brute_predict(X, y, x_query, preprocess=None, degree=4):
 
 @pytest.fixture(scope="module")
 def ctx():
-    return samplers.sample_contexts(
-        5, 12, 40, None, "h2", 0.1, np.random.default_rng(3)
-    )
+    return samplers.sample_contexts(5, 12, 40, None, "h2", 0.1, np.random.default_rng(3))
 
 
 @pytest.mark.parametrize("pre", [None, "clip", "square", lambda y: np.tanh(y)])
 def test_direction_matches_brute_force(ctx, pre):
-    fast = baselines.spectral_direction(ctx.X, ctx.y, pre)
+    fast = spectral.spectral_direction(ctx.X, ctx.y, pre)
     slow = _brute_direction(ctx.X, ctx.y, pre)
     assert_allclose(np.abs(np.einsum("nd,nd->n", fast, slow)), 1.0, atol=1e-10)
     assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-12)
 
 
 def test_predict_matches_brute_force(ctx):
-    fast = baselines.spectral_predict(ctx.X, ctx.y, ctx.x_query)
+    fast = spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query)
     slow = _brute_predict(ctx.X, ctx.y, ctx.x_query)
     assert_allclose(fast, slow, rtol=1e-8, atol=1e-10)
 
@@ -63,9 +59,7 @@ def test_given_link_sign_is_fixed_from_the_data():
     rng = np.random.default_rng(5)
     c = samplers.sample_contexts(4, 20, 400, None, "cubic", 0.01, rng)
     link = hermite.get_link("cubic")
-    pred = baselines.spectral_predict(
-        c.X, c.y, c.x_query, preprocess="square", link=link
-    )
+    pred = spectral.spectral_predict(c.X, c.y, c.x_query, preprocess="square", link=link)
     # with a good direction the prediction is close to the truth f(x^T w)
     truth = link(np.einsum("nd,nd->n", c.x_query, c.w))
     assert np.mean((pred - truth) ** 2) < 0.3 * np.var(truth)
@@ -74,13 +68,11 @@ def test_given_link_sign_is_fixed_from_the_data():
 def test_exact_test_error_matches_monte_carlo():
     rng = np.random.default_rng(11)
     c = samplers.sample_contexts(3, 30, 120, None, "relu", 0.1, rng)
-    exact = baselines.spectral_test_error(c.X, c.y, c.w, "relu", 0.1)
-    w_hat, coef = baselines.spectral_fit(c.X, c.y)
+    exact = spectral.spectral_test_error(c.X, c.y, c.w, "relu", 0.1)
+    w_hat, coef = spectral.spectral_fit(c.X, c.y)
     xq = rng.standard_normal((200_000, 30)) / np.sqrt(30)
     for j in range(3):
-        yq = np.maximum(xq @ c.w[j], 0.0) + np.sqrt(0.1) * rng.standard_normal(
-            xq.shape[0]
-        )
+        yq = np.maximum(xq @ c.w[j], 0.0) + np.sqrt(0.1) * rng.standard_normal(xq.shape[0])
         s = np.sqrt(30) * xq @ w_hat[j]
         g = hermite.partial_sum(coef[j], s)
         err = (yq - g) ** 2
@@ -89,61 +81,59 @@ def test_exact_test_error_matches_monte_carlo():
 
 def test_validation_messages(ctx):
     with pytest.raises(ValueError, match="preprocess must be None"):
-        baselines.spectral_predict(ctx.X, ctx.y, ctx.x_query, preprocess="cube")
+        spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query, preprocess="cube")
     with pytest.raises(TypeError, match="preprocess"):
-        baselines.spectral_direction(ctx.X, ctx.y, preprocess=3)
+        spectral.spectral_direction(ctx.X, ctx.y, preprocess=3)
     with pytest.raises(ValueError, match="y must have shape"):
-        baselines.spectral_direction(ctx.X, ctx.y[:, :-1])
+        spectral.spectral_direction(ctx.X, ctx.y[:, :-1])
     with pytest.raises(ValueError, match="x_query must have shape"):
-        baselines.spectral_predict(ctx.X, ctx.y, ctx.x_query[:, :-1])
+        spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query[:, :-1])
     with pytest.raises(TypeError, match="link must be None"):
-        baselines.spectral_predict(ctx.X, ctx.y, ctx.x_query, link=2.0)
+        spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query, link=2.0)
     with pytest.raises(ValueError, match="degree = 50 needs"):
-        baselines.spectral_predict(ctx.X, ctx.y, ctx.x_query, degree=50)
+        spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query, degree=50)
     with pytest.raises(ValueError, match="non-finite"):
-        baselines.spectral_preprocess(ctx.y, lambda y: np.full_like(y, np.inf))
+        spectral.spectral_preprocess(ctx.y, lambda y: np.full_like(y, np.inf))
     with pytest.raises(ValueError, match="alpha must be >"):
-        theory.spectral_overlap(0.0, "h2", 0.1)
+        spectral.spectral_overlap(0.0, "h2", 0.1)
     with pytest.raises(ValueError, match="rho must be >="):
-        theory.spectral_overlap(1.0, "h2", -0.1)
+        spectral.spectral_overlap(1.0, "h2", -0.1)
     with pytest.raises(ValueError, match="sup T"):
-        theory.spectral_overlap(1.0, "h2", 0.1, preprocess=lambda y: -np.abs(y) - 1.0)
+        spectral.spectral_overlap(1.0, "h2", 0.1, preprocess=lambda y: -np.abs(y) - 1.0)
     with pytest.raises(ValueError, match="rho must be >"):
-        theory.optimal_preprocess("h2", 0.0)
+        spectral.optimal_preprocess("h2", 0.0)
 
 
 def test_threshold_and_limits():
-    a_c = theory.spectral_threshold("h2", 0.1)
-    q = theory.spectral_overlap(
-        np.array([0.5 * a_c, 0.99 * a_c, 1.01 * a_c, 1e4]), "h2", 0.1
-    )
+    a_c = spectral.spectral_threshold("h2", 0.1)
+    q = spectral.spectral_overlap(np.array([0.5 * a_c, 0.99 * a_c, 1.01 * a_c, 1e4]), "h2", 0.1)
     assert q[0] == 0.0 and q[1] == 0.0
     assert 0.0 < q[2] < 0.05
     assert q[3] > 0.999
-    qs = theory.spectral_overlap(np.logspace(0, 3, 12), "h2", 0.1)
+    qs = spectral.spectral_overlap(np.logspace(0, 3, 12), "h2", 0.1)
     assert np.all(np.diff(qs) > 0)
     # tanh of the labels of the linear teacher: the recovery margin never turns positive
-    assert theory.spectral_threshold("linear", 0.1, "tanh") == np.inf
+    assert spectral.spectral_threshold("linear", 0.1, "tanh") == np.inf
 
 
 def test_error_formula_limits():
     rho = 0.1
-    e = theory.spectral_error(np.array([0.1, 1e5]), "h2", rho)
+    e = spectral.spectral_error(np.array([0.1, 1e5]), "h2", rho)
     assert_allclose(e[0], rho + 1.0)  # q = 0: the label variance
     assert e[1] < rho + 1e-3  # q -> 1: only the noise is left
     # degree restriction adds the tail of the Hermite series
-    e_d2 = theory.spectral_error(1e5, "relu", rho, degree=2)
+    e_d2 = spectral.spectral_error(1e5, "relu", rho, degree=2)
     relu = hermite.get_link("relu")
     tail = relu.second_moment - np.sum(hermite.coefficients(relu, 2) ** 2)
     assert_allclose(e_d2, rho + tail, atol=2e-3)
 
 
 def test_optimal_preprocess_reaches_the_weak_recovery_threshold():
-    T = theory.optimal_preprocess("h2", 0.1)
-    a_opt = theory.spectral_threshold("h2", 0.1, T)
-    assert_allclose(a_opt, theory.weak_recovery_threshold("h2", 0.1), rtol=1e-4)
-    assert a_opt < theory.spectral_threshold("h2", 0.1)  # below the default's threshold
-    assert theory.weak_recovery_threshold("relu", 0.1) == 0.0  # E[z | y] != 0
+    T = spectral.optimal_preprocess("h2", 0.1)
+    a_opt = spectral.spectral_threshold("h2", 0.1, T)
+    assert_allclose(a_opt, spectral.weak_recovery_threshold("h2", 0.1), rtol=1e-4)
+    assert a_opt < spectral.spectral_threshold("h2", 0.1)  # below the default's threshold
+    assert spectral.weak_recovery_threshold("relu", 0.1) == 0.0  # E[z | y] != 0
 
 
 def test_overlap_against_simulation():
@@ -151,9 +141,9 @@ def test_overlap_against_simulation():
     d, rho, n = 150, 0.1, 12
     for alpha in (1.5, 4.0):
         c = samplers.sample_contexts(n, d, int(alpha * d), None, "h2", rho, rng)
-        W = baselines.spectral_direction(c.X, c.y)
+        W = spectral.spectral_direction(c.X, c.y)
         q_sim = np.einsum("nd,nd->n", W, c.w) ** 2 / d
-        q_th = theory.spectral_overlap(alpha, "h2", rho)
+        q_th = spectral.spectral_overlap(alpha, "h2", rho)
         se = q_sim.std(ddof=1) / np.sqrt(n)
         assert abs(q_sim.mean() - q_th) < 4 * se + 0.03
 
@@ -168,15 +158,15 @@ _MIXED_CENTRED = hermite.Link("abs_plus_z_centred", lambda z: np.abs(z) + z - _A
 
 
 def test_spectral_overlap_is_shift_invariant_for_a_teacher_with_a0():
-    a = theory.spectral_overlap(3.5, _MIXED, 0.1)
+    a = spectral.spectral_overlap(3.5, _MIXED, 0.1)
     assert a > 0.0
-    assert_allclose(a, theory.spectral_overlap(3.5, _MIXED_CENTRED, 0.1), rtol=1e-8)
+    assert_allclose(a, spectral.spectral_overlap(3.5, _MIXED_CENTRED, 0.1), rtol=1e-8)
     # alpha_c = 2.96 lies between 2.7 and 3.5 (sqrt(E y^2) would move it to 2.48)
-    assert theory.spectral_overlap(2.7, _MIXED, 0.1) == 0.0
+    assert spectral.spectral_overlap(2.7, _MIXED, 0.1) == 0.0
 
 
 @pytest.mark.slow
 def test_spectral_threshold_of_abs_plus_z_is_shift_invariant():
-    a_c = theory.spectral_threshold(_MIXED, 0.1)
+    a_c = spectral.spectral_threshold(_MIXED, 0.1)
     assert round(a_c, 2) == 2.96
-    assert_allclose(a_c, theory.spectral_threshold(_MIXED_CENTRED, 0.1), rtol=1e-8)
+    assert_allclose(a_c, spectral.spectral_threshold(_MIXED_CENTRED, 0.1), rtol=1e-8)

@@ -7,23 +7,29 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import raises_early
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import brentq
 
+from lib import hermite, teachers, theory
+from lib._checks import check_broadcast
+from lib.hermite import get_link
+from lib.teachers import effective_noise
 from lib.theory import (
     M_kappa,
     dM_kappa,
-    effective_noise,
     icl_error,
     icl_limit,
     idg_error,
     nonlinear_icl_error,
     nonlinear_idg_error,
+    nonlinear_optimal_lambda,
     optimal_lambda,
     pure_noise_error,
     ridge_epsilon,
+    transition_kappa,
 )
 
 INF = np.inf
@@ -194,7 +200,9 @@ def test_extreme_parameters_stay_accurate():
     assert_allclose(icl_error(2, [0.3, INF], 1e-12, 0.1, [1e-9, 5.0]), 1.1, rtol=1e-9)
     assert_allclose(icl_error(2, [0.3, INF], 3.0, 0.1, 1e14), 1.1, rtol=1e-9)
     # tau >> 1 with a fixed ridge: converges (root ~ lam, no cancellation).
-    assert_allclose(icl_error(2, 1.5, 1e14, 0.1, [1e-6, 1.0, 1e6]), icl_error(2, 1.5, 1e12, 0.1, [1e-6, 1.0, 1e6]), rtol=1e-9)
+    assert_allclose(
+        icl_error(2, 1.5, 1e14, 0.1, [1e-6, 1.0, 1e6]), icl_error(2, 1.5, 1e12, 0.1, [1e-6, 1.0, 1e6]), rtol=1e-9
+    )
     # At the peak tau = 1 the ridge error grows like lam^(-1/2).
     e = icl_error(2, 1.5, 1.0, 0.1, [1e-200, 1e-100])
     assert_allclose(e[0] / e[1], 1e50, rtol=1e-6)
@@ -279,10 +287,20 @@ def test_nonlinear_map():
     a1 = 0.5
     rho_nl = 0.1 + 0.5 - a1**2  # ReLU: E f^2 = 1/2, a_1 = 1/2
     assert_allclose(effective_noise("relu", 0.1), rho_nl, rtol=1e-12)
-    assert_allclose(nonlinear_icl_error("relu", 2, 1.5, 3, 0.1, 0.2), a1**2 * icl_error(2, 1.5, 3, rho_nl / a1**2, 0.2 / a1**2), rtol=1e-12)
-    assert_allclose(nonlinear_idg_error("relu", 2, 1.5, 3, 0.1), a1**2 * idg_error(2, 1.5, 3, rho_nl / a1**2), rtol=1e-12)
+    assert_allclose(
+        nonlinear_icl_error("relu", 2, 1.5, 3, 0.1, 0.2),
+        a1**2 * icl_error(2, 1.5, 3, rho_nl / a1**2, 0.2 / a1**2),
+        rtol=1e-12,
+    )
+    assert_allclose(
+        nonlinear_idg_error("relu", 2, 1.5, 3, 0.1), a1**2 * idg_error(2, 1.5, 3, rho_nl / a1**2), rtol=1e-12
+    )
     # Coefficient arrays: a_0 and the a_m, m >= 2, only add to the noise.
-    assert_allclose(nonlinear_icl_error([0.3, 0.8, 0.2, -0.1], 1, 2, 4, 0.05), nonlinear_icl_error([0.0, 0.8, 0.0, 0.0], 1, 2, 4, 0.05 + 0.14), rtol=1e-12)
+    assert_allclose(
+        nonlinear_icl_error([0.3, 0.8, 0.2, -0.1], 1, 2, 4, 0.05),
+        nonlinear_icl_error([0.0, 0.8, 0.0, 0.0], 1, 2, 4, 0.05 + 0.14),
+        rtol=1e-12,
+    )
 
 
 def test_a1_zero_branch():
@@ -302,7 +320,9 @@ def _mp_stieltjes(z, gamma):
     return (1 - gamma - z - np.sqrt((1 - gamma - z) ** 2 - 4 * gamma * z + 0j)) / (2 * gamma * z)
 
 
-@pytest.mark.parametrize("rho_nl, alpha, tau, lam", [(1.1, 2, 3, 0.5), (0.4, 1, 0.4, 0.05), (2.0, 0.5, 0.9, 3.0), (0.05, 3, 10, 1e-3)])
+@pytest.mark.parametrize(
+    "rho_nl, alpha, tau, lam", [(1.1, 2, 3, 0.5), (0.4, 1, 0.4, 0.05), (2.0, 0.5, 0.9, 3.0), (0.05, 3, 10, 1e-3)]
+)
 def test_pure_noise_matches_theory_form(rho_nl, alpha, tau, lam):
     mu, gamma, h = lam * alpha / rho_nl, 1 / tau, 1e-20
     m = _mp_stieltjes(-mu, gamma).real
@@ -313,7 +333,13 @@ def test_pure_noise_matches_theory_form(rho_nl, alpha, tau, lam):
 
 @pytest.mark.parametrize(
     "alpha, kappa, tau, rho, lam",
-    [(2, 1.5, 3, 0.1, 0.5), (1, 0.5, 0.5, 0.3, 0.1), (2, INF, 0.4, 0.0, 1.0), (0.7, 3, 5, 1.0, 0.0), (1, 0.5, 0.5, 0.2, 0.0)],
+    [
+        (2, 1.5, 3, 0.1, 0.5),
+        (1, 0.5, 0.5, 0.3, 0.1),
+        (2, INF, 0.4, 0.0, 1.0),
+        (0.7, 3, 5, 1.0, 0.0),
+        (1, 0.5, 0.5, 0.2, 0.0),
+    ],
 )
 def test_a1_to_zero_is_continuous(alpha, kappa, tau, rho, lam):
     a0, a2 = 0.3, 1.0
@@ -392,7 +418,6 @@ def test_bad_inputs_other_functions():
 # --------------------------------------------------------------------------------------
 # nonlinear_optimal_lambda and transition_kappa
 # --------------------------------------------------------------------------------------
-from lib.theory import nonlinear_optimal_lambda, transition_kappa  # noqa: E402
 
 
 @pytest.mark.parametrize("teacher", ["tanh", "relu", "cubic"])
@@ -414,7 +439,9 @@ def test_nonlinear_optimal_lambda_linear_and_a1_zero():
 
 
 def test_transition_kappa_solves_its_equation():
-    e = lambda k: nonlinear_icl_error("relu", 5.0, k, 5.0, 0.1)
+    def e(k):
+        return nonlinear_icl_error("relu", 5.0, k, 5.0, 0.1)
+
     e0, e_inf = e(1e-8), e(INF)
     for q in (0.1, 0.5, 0.9):
         k = transition_kappa(q, "relu", 5.0, 5.0, 0.1)
@@ -439,7 +466,7 @@ def test_transition_kappa_takes_the_last_down_crossing(monkeypatch):
     # An error curve (in u = log10 kappa) that falls through the level 1/2 at u = -1.5,
     # rises back above it at u = 0.2 and falls through again at u = 1.7: the documented
     # answer is the last down-crossing, 10**1.7, not the first one, 10**-1.5.
-    import lib.theory
+    import lib.theory.nonlinear
     from lib.theory import TRANSITION_KAPPA0
 
     def fake_error(teacher, alpha, kappa, tau, rho, lam=0.0):
@@ -449,5 +476,229 @@ def test_transition_kappa_takes_the_last_down_crossing(monkeypatch):
         e = np.where(kappa == TRANSITION_KAPPA0, 1.0, np.where(np.isinf(kappa), 0.0, e))
         return float(e) if e.ndim == 0 else e
 
-    monkeypatch.setattr(lib.theory, "nonlinear_icl_error", fake_error)
+    monkeypatch.setattr(lib.theory.nonlinear, "nonlinear_icl_error", fake_error)
     assert_allclose(transition_kappa(0.5, "relu", 5.0, 5.0, 0.1), 10.0**1.7, rtol=1e-9)
+
+
+INF = np.inf
+
+
+def _mp_plain(x, kappa):
+    """M_kappa(x) straight from the formula of chapter 2.2 (no care for cancellation)."""
+    b = x + 1 - 1 / kappa
+    return 2 / (b + np.sqrt(b * b + 4 * x / kappa))
+
+
+def _idg_below_plain(alpha, kappa, tau, rho):
+    """The published form (chapter 2.2) of the ridgeless IDG error for tau < 1, term by term."""
+    x = (1 + rho) / alpha
+    mu = x * _mp_plain(x, kappa / tau)
+    eps = (1 - tau) * x / (tau * mu)
+    c = 1 / (1 - kappa / (1 + kappa * eps / (1 - tau)) ** 2)
+    return tau * ((x + eps) ** 2 / eps + (rho + x - 2 * x * (1 - tau) * (x / eps + 1)) / (1 - tau - c * (1 - tau) ** 2))
+
+
+# --------------------------------------------------------------------------------------
+# negative a_1
+# --------------------------------------------------------------------------------------
+def _neg(name):
+    f = get_link(name)
+
+    def g(z):
+        return -f(z)
+
+    return g
+
+
+TEACHERS = ["linear", "tanh", "relu", "sign", "cubic", "h2"]
+
+
+def test_gap_estimate_h2_against_pure_noise():
+    est = theory.gap_estimate("h2", 0.1, 2.0, 3.0, twin=[0.0], rho_twin=1.1)
+    # delta E[y^2 z^2] = 5.1 - 1.1, delta E[y^4] = 15.63 - 3 * 1.1^2
+    assert_allclose([est.delta_ey2z2, est.delta_ey4], [4.0, 12.0], atol=1e-8)
+    assert_allclose(est.c_het, (1 - 2 / 3) * 4.0 / 2.0, rtol=1e-10)
+    assert_allclose(est.c_tail, 12.0 / (3 * 2 * 1.1) / 2.0, rtol=1e-10)
+    assert_allclose(est.c_delta, est.c_het + est.c_tail, rtol=1e-12)
+
+
+def test_gap_estimate_default_twin_and_errors():
+    g, rho_eq = teachers.gaussian_equivalent("relu", 0.1)
+    a = theory.gap_estimate("relu", 0.1, 2.0, 3.0)
+    b = theory.gap_estimate("relu", 0.1, 2.0, 3.0, twin=g, rho_twin=rho_eq)
+    assert_allclose(a, b, rtol=1e-12)
+    assert theory.gap_estimate("linear", 0.1, 2.0, 3.0).c_delta == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ValueError, match="tau"):
+        theory.gap_estimate("relu", 0.1, 2.0, 0.5)
+    with pytest.raises(ValueError, match="rho_twin"):
+        theory.gap_estimate("relu", 0.1, 2.0, 3.0, twin="linear")
+
+
+@pytest.mark.parametrize("tau", [0.5, 2.0, 5.0])
+@pytest.mark.parametrize("lam", [0.05, 1.0])
+def test_pure_noise_integral_matches_closed_form(tau, lam):
+    assert_allclose(
+        theory.pure_noise_error_integral(1.1, 2.0, tau, lam),
+        theory.pure_noise_error(1.1, 2.0, tau, lam),
+        rtol=1e-8,
+    )
+
+
+def test_pure_noise_integral_rejects_ridgeless():
+    with pytest.raises(ValueError, match="lam"):
+        theory.pure_noise_error_integral(1.1, 2.0, 3.0, 0.0)
+
+
+@pytest.mark.parametrize("teacher", TEACHERS)
+@pytest.mark.parametrize("alpha", [0.5, 2.0, 7.0])
+def test_closed_form_matches_general_formula(teacher, alpha):
+    a1 = teachers.teacher_moments(teacher)[1]
+    rho_nl = teachers.effective_noise(teacher, 0.1)
+    tau = np.r_[np.linspace(0.02, 0.98, 25), np.linspace(1.02, 8.0, 25)]
+    general = theory.nonlinear_icl_error(teacher, alpha, np.inf, tau, 0.1)
+    assert_allclose(theory.kappa_inf_ridgeless_error(a1, rho_nl, alpha, tau), general, rtol=1e-10)
+    # the floor is the tau -> infinity limit
+    _, E_inf = theory.kappa_inf_floor(a1, rho_nl, alpha)
+    far = theory.nonlinear_icl_error(teacher, alpha, np.inf, 1e12, 0.1)
+    assert_allclose(E_inf, far, rtol=1e-9)
+
+
+def test_floor_parts_and_peak():
+    B, E = theory.kappa_inf_floor(0.5, 0.35, 2.0)
+    assert_allclose(B, 2 * 0.5**4 / (3 * 0.25 + 0.35))
+    assert_allclose(B + E, 0.25 + 0.35)  # B + E_inf = E[y^2]
+    assert theory.kappa_inf_floor(0.0, 1.1, 2.0) == (0.0, 1.1)
+    assert np.isinf(theory.kappa_inf_ridgeless_error(0.5, 0.35, 2.0, 1.0))
+    assert theory.kappa_inf_ridgeless_error(0.0, 0.0, 2.0, 1.0) == 0.0
+    out = theory.kappa_inf_ridgeless_error([0.5, 1.0], 0.35, 2.0, [[0.5], [2.0]])
+    assert out.shape == (2, 2)
+
+
+@pytest.mark.parametrize("teacher", ["linear", "tanh", "relu", "sign", "cubic"])
+def test_closed_form_optimal_lambda(teacher):
+    a1 = teachers.teacher_moments(teacher)[1]
+    rho_nl = teachers.effective_noise(teacher, 0.1)
+    tau = np.array([0.3, 1.0, 2.5])
+    lam_num, _ = theory.nonlinear_optimal_lambda(teacher, 2.0, np.inf, tau, 0.1)
+    assert_allclose(theory.kappa_inf_optimal_lambda(a1, rho_nl, 2.0, tau), lam_num, rtol=1e-5)
+    assert np.isinf(theory.kappa_inf_optimal_lambda(0.0, 1.1, 2.0, 1.0))
+
+
+@pytest.mark.parametrize("bad", [dict(rho_nl=-0.1), dict(alpha=0.0), dict(tau=-1.0)])
+def test_closed_forms_reject_bad_input(bad):
+    args = dict(a1=0.5, rho_nl=0.35, alpha=2.0, tau=2.0) | bad
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        theory.kappa_inf_ridgeless_error(**args)
+
+
+def test_context_ridge_error_linear_is_bayes():
+    # linear teacher, ridge rho: rho + (rho/alpha) M_alpha(rho/alpha)
+    for alpha in (0.5, 1.0, 5.0):
+        e = theory.context_ridge_error("linear", alpha, 0.1, 0.1)
+        assert_allclose(e, 0.1 + 0.1 / alpha * theory.M_kappa(0.1 / alpha, alpha), rtol=1e-12)
+    # the matched ridge minimizes the error over the ridge
+    for teacher in ("relu", "tanh", "cubic"):
+        for intercept in (False, True):
+            _, r = teachers.gaussian_equivalent_ridge(teacher, 0.1, intercept=intercept)
+            grid = r * np.logspace(-1, 1, 201)
+            e = theory.context_ridge_error(teacher, 5.0, 0.1, grid, intercept=intercept)
+            assert abs(grid[np.argmin(e)] / r - 1) < 0.015
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2.0, 10.0])
+@pytest.mark.parametrize("kappa", [0.1, 0.5, 1.5, 20.0])
+@pytest.mark.parametrize("tau", [0.05, 0.5, 0.9])
+def test_idg_below_peak_matches_the_published_form(alpha, kappa, tau):
+    assert_allclose(theory.idg_error(alpha, kappa, tau, 0.1), _idg_below_plain(alpha, kappa, tau, 0.1), rtol=1e-10)
+
+
+def test_idg_below_peak_is_positive_and_above_the_noise():
+    """Over a wide grid of finite kappa the IDG error stays above rho (it is a test error
+    with label noise rho); the check value of the issue is 0.801079."""
+    a, k, t, r = np.meshgrid([0.2, 1, 2, 5, 50], np.logspace(-2, 3, 11), [0.02, 0.2, 0.5, 0.8, 0.98], [0.0, 0.1, 1.0])
+    e = theory.idg_error(a, k, t, r)
+    assert np.all(np.isfinite(e)) and np.all(e >= r)
+    assert_allclose(theory.idg_error(2, 0.5, 0.5, 0.1), 0.8010787211, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["relu", "tanh"])
+def test_negative_linear_coefficient_theory(name):
+    """-f has a_1 < 0 and the same a_1^2, E f^2 and rho_nl, so every asymptotic error
+    equals that of f; it is not mistaken for a teacher with a_1 = 0."""
+    f, g = get_link(name), _neg(name)
+    a0, a1, ef2 = teachers.teacher_moments(g)
+    assert a1 < -0.4
+    assert_allclose((a0, a1, ef2), (-f.coefficients(1)[0], -f.coefficients(1)[1], f.second_moment), atol=1e-9)
+    assert_allclose(hermite.coefficients(g, 5), -f.coefficients(5), atol=1e-9)
+    assert_allclose(teachers.effective_noise(g, 0.1), teachers.effective_noise(f, 0.1), rtol=1e-9)
+    s = a1 * a1
+    for args in [(2, 1.5, 3, 0.1), (2, 0.5, 0.5, 0.1), (1, INF, 2, 0.3)]:
+        rho_nl = teachers.effective_noise(g, args[3])
+        e = theory.nonlinear_icl_error(g, *args, lam=0.2)
+        assert_allclose(e, theory.nonlinear_icl_error(f, *args, lam=0.2), rtol=1e-8)
+        assert_allclose(e, s * theory.icl_error(*args[:3], rho_nl / s, 0.2 / s), rtol=1e-8)
+        ei = theory.nonlinear_idg_error(g, *args)
+        assert_allclose(ei, s * theory.idg_error(*args[:3], rho_nl / s), rtol=1e-8)
+        assert abs(ei - theory.pure_noise_error(rho_nl, args[0], args[2])) > 1e-3
+    lam, e = theory.nonlinear_optimal_lambda(g, 2, 1.5, 3, 0.1)
+    assert_allclose((lam, e), theory.nonlinear_optimal_lambda(f, 2, 1.5, 3, 0.1), rtol=1e-7)
+    geq, rho_eq = teachers.gaussian_equivalent(g, 0.1)
+    assert_allclose(geq.coefficients(1), [a0, a1], atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# 1. theory at extreme but legal input (more in tests/test_theory_properties.py)
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args, kwargs, expected",
+    [
+        ((2, 1.5, 2, 0.1), dict(lam=1e200), 1.1),  # lam -> inf: the zero predictor, 1 + rho
+        ((1e-16, 1.5, 2, 0.1), dict(lam=0.5), 2.2),  # alpha -> 0: (1 + rho) tau/(tau - 1)
+        ((1e-20, 1.5, 2, 0.1), {}, 2.2),
+        ((1e-300, 1.5, 2, 0.1), {}, 2.2),
+        ((1e-300, 1.5, 0.5, 0.1), {}, 2.2),  # (1 + rho)/(1 - tau)
+    ],
+)
+def test_issue_theory_cases(args, kwargs, expected):
+    e = icl_error(*args, **kwargs)
+    assert_allclose(e, expected, rtol=1e-12)
+    assert e >= theory.icl_limit(args[0], args[3])
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, name",
+    [
+        ((1e-310, 1.5, 2, 0.1), {}, "alpha"),  # x* = (1 + rho)/alpha overflows
+        ((1e-300, 1.5, 2, 0.1), dict(lam=0.5), "alpha"),  # beyond the ridge formula's range
+        ((2, 1.5, 2, 0.1), dict(lam=1e306), "lam"),
+    ],
+)
+def test_theory_outside_supported_range_is_refused(args, kwargs, name):
+    err = raises_early(ValueError, name, icl_error, *args, **kwargs)
+    assert "supported range" in str(err)
+
+
+# --------------------------------------------------------------------------------------
+# 3. arrays where scalars are expected, shapes that do not broadcast
+# --------------------------------------------------------------------------------------
+def test_broadcast_errors_name_the_arguments_in_order():
+    err = raises_early(ValueError, "alpha", icl_error, [1, 2], [1, 2, 3], 2, 0.1)
+    msg = str(err)
+    assert msg.index("alpha") < msg.index("kappa") and "(2,)" in msg and "(3,)" in msg
+    msg = str(raises_early(ValueError, "alpha", icl_error, [1, 2], 1.5, 2, [0.1, 0.2, 0.3]))
+    assert "rho" in msg and msg.index("alpha") < msg.index("rho")
+    msg = str(raises_early(ValueError, "tau", theory.idg_error, 1, [1, 2, 3], [2, 3], 0.1))
+    assert msg.index("kappa") < msg.index("tau")
+    msg = str(raises_early(ValueError, "lam", icl_error, 1, 2, [2, 3, 4], 0.1, [0.1, 0.2]))
+    assert msg.index("tau") < msg.index("lam")
+    raises_early(ValueError, "rho_nl", theory.pure_noise_error, [1, 2], [1, 2, 3], 2)
+    raises_early(ValueError, "kappa", theory.M_kappa, [1, 2], [1, 2, 3])
+    raises_early(ValueError, "rho", theory.icl_limit, [1, 2], [1, 2, 3])
+    raises_early(ValueError, "kappa", nonlinear_icl_error, "relu", [1, 2], [1, 2, 3], 2, 0.1)
+    assert check_broadcast(("a", [1, 2]), ("b", 3.0), ("c", [[1], [2], [3]])) == (3, 2)
+
+
+def test_lam_bounds_must_be_a_pair():
+    raises_early(TypeError, "lam_bounds", optimal_lambda, 2, 1.5, 2, 0.1, lam_bounds=5)
+    raises_early(TypeError, "lam_bounds", optimal_lambda, 2, 1.5, 2, 0.1, lam_bounds=(1, 2, 3))
+    raises_early(ValueError, r"lam_bounds\[1\]", optimal_lambda, 2, 1.5, 2, 0.1, lam_bounds=(1.0, 0.5))

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from lib import theory
+from lib import teachers, theory
 from lib.theory import icl_error, icl_limit, idg_error, nonlinear_icl_error, optimal_lambda
 
 INF = np.inf
@@ -120,8 +120,8 @@ def test_nonlinear_finite_and_above_its_floor(alpha, kappa, tau, rho, lam):
     not below a1^2 times the linear floor at rho_nl/a1^2."""
     for teacher in ("relu", "tanh", "cubic"):
         e = nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam)
-        rho_nl = theory.effective_noise(teacher, rho)
-        a1 = theory.teacher_moments(teacher)[1]
+        rho_nl = teachers.effective_noise(teacher, rho)
+        a1 = teachers.teacher_moments(teacher)[1]
         assert np.isfinite(e)
         s = a1 * a1
         assert e >= s * icl_limit(alpha, rho_nl / s) * (1.0 - 1e-9)
@@ -153,8 +153,9 @@ def test_random_extreme_points_vectorized():
     floating-point warning (pytest turns lib's RuntimeWarnings into errors)."""
     rng = np.random.default_rng(20261201)
     n = 4000
-    a, k, t, r, lam = (10.0 ** rng.uniform(lo, hi, n) for lo, hi in
-                       [(-149, 30), (-300, 300), (-12, 12), (-300, 100), (-300, 300)])
+    a, k, t, r, lam = (
+        10.0 ** rng.uniform(lo, hi, n) for lo, hi in [(-149, 30), (-300, 300), (-12, 12), (-300, 100), (-300, 300)]
+    )
     k[rng.random(n) < 0.2] = INF
     r[rng.random(n) < 0.1] = 0.0
     keep = (1.0 + r) / a <= theory.RIDGE_MAX

@@ -3,7 +3,12 @@
 import re
 from pathlib import Path
 
-from lib import widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from lib import teachers, widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,3 +21,51 @@ def test_live_note_names_a_make_target_that_starts_jupyterlab():
     recipe = re.search(r"^lab:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
     assert recipe and "jupyter lab" in recipe.group(1)
     assert "jupyterlab" in (ROOT / "requirements-lab.txt").read_text().lower()
+
+
+def test_expression_matches_catalogue_link():
+    link = widgets.link_from_expression("relu(z)")
+    z = np.linspace(-3, 3, 13)
+    assert_allclose(link(z), np.maximum(z, 0.0))
+    assert_allclose(teachers.teacher_moments(link), teachers.teacher_moments("relu"), atol=1e-8)
+    assert_allclose(teachers.effective_noise(link, 0.1), teachers.effective_noise("relu", 0.1), atol=1e-8)
+
+
+def test_expression_scalar_and_arithmetic():
+    const = widgets.link_from_expression("2")  # a constant broadcasts to the shape of z
+    assert const(np.zeros(5)).shape == (5,)
+    a0, a1, ef2 = teachers.teacher_moments(widgets.link_from_expression("z**2 + 3*z"))
+    assert_allclose([a0, a1, ef2], [1.0, 3.0, 3.0 + 9.0], atol=1e-8)  # E z^4 + 9 E z^2 = 12
+
+
+@pytest.mark.parametrize(
+    "expression, match",
+    [
+        ("", "non-empty"),
+        ("z +", "not a valid formula"),
+        ("z.__class__", "Attribute"),
+        ("(lambda: 1)()", "Lambda"),
+        ("np.exp(z)", "Attribute"),
+        ("exp(y)", "'y'"),
+        ("open('f')", "'open'"),
+        ("'a'", "numbers"),
+        ("1/z", "finite"),
+        ("9**9**9 * z", "cannot be evaluated"),
+    ],
+)
+def test_expression_rejects_bad_input(expression, match):
+    with pytest.raises(ValueError, match=match):
+        widgets.link_from_expression(expression)
+
+
+def test_expression_type_error():
+    with pytest.raises(TypeError, match="expression"):
+        widgets.link_from_expression(3)
+
+
+def test_explorer_builds():
+    w = widgets.equivalence_explorer("tanh", kappa=np.inf)
+    assert w.children  # controls and output
+    with pytest.raises(ValueError):
+        widgets.equivalence_explorer("no-such-link")
+    plt.close("all")

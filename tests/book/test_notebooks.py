@@ -26,10 +26,8 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location(
-    "sync_notebooks", ROOT / "scripts" / "sync_notebooks.py"
-)
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("sync_notebooks", ROOT / "scripts" / "sync_notebooks.py")
 sync = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sync)
 
@@ -81,9 +79,7 @@ def test_setup_cell_first_and_hidden(path):
     assert cell["metadata"].get("book_sync") == "setup"
     tags = cell["metadata"].get("tags", [])
     # hidden in the HTML but still executed by the inline build (remove-cell is not)
-    assert (
-        "remove-input" in tags and "remove-output" in tags and "remove-cell" not in tags
-    )
+    assert "remove-input" in tags and "remove-output" in tags and "remove-cell" not in tags
     src = _source(cell)
     assert 'find_spec("lib") is None' in src
     assert CONFIG["repository"]["url"].rstrip("/") in src
@@ -163,9 +159,7 @@ def _pins() -> list[str]:
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     # no PYTHONPATH: other tests (the Dask ones) set it to the repository, where pip
     # would find the editable install's metadata and skip installing the wheel
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
 
 
@@ -185,9 +179,7 @@ def wheel_venv(tmp_path_factory):
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
-    shutil.copytree(
-        ROOT / "lib", src / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
+    shutil.copytree(ROOT / "lib", src / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     dist = base / "dist"
     # build offline with this environment's setuptools where it has one (3.11 venvs do)
     offline = ["--no-build-isolation"] if importlib.util.find_spec("setuptools") else []
@@ -208,9 +200,7 @@ def wheel_venv(tmp_path_factory):
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     py = venv / "bin" / "python"
-    purelib = _run(
-        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
-    ).stdout.strip()
+    purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     site = Path(purelib).resolve()
     pip_install = [str(py), "-m", "pip", "install", "--quiet"]
     if os.environ.get("BOOK_WHEEL_DEPS") == "pypi":
@@ -281,13 +271,9 @@ def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
     nb.cells = cells
     ksm = KernelSpecManager(kernel_dirs=[str(wheel_venv["kernels"])])
     km = KernelManager(kernel_name="book-wheel", kernel_spec_manager=ksm)
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    client = nbclient.NotebookClient(
-        nb, km=km, timeout=240, resources={"metadata": {"path": str(work)}}
-    )
+    client = nbclient.NotebookClient(nb, km=km, timeout=240, resources={"metadata": {"path": str(work)}})
     client.execute(env=env)  # a plain kernel: no PYTHONPATH, cwd outside the repo
 
 
@@ -300,17 +286,11 @@ def test_check_mode_detects_a_changed_macro(tmp_path):
     cfg = tmp_path / "_config.yml"
     text = cfg.read_text()
     assert 'rhonl: "\\\\rho_{\\\\mathrm{nl}}"' in text
-    cfg.write_text(
-        text.replace(
-            'rhonl: "\\\\rho_{\\\\mathrm{nl}}"', 'rhonl: "\\\\rho_{\\\\text{nl}}"'
-        )
-    )
+    cfg.write_text(text.replace('rhonl: "\\\\rho_{\\\\mathrm{nl}}"', 'rhonl: "\\\\rho_{\\\\text{nl}}"'))
     assert sync.main(["--root", str(tmp_path), "--check"]) == 1
     assert sync.main(["--root", str(tmp_path)]) == 0
     nb = json.loads(sync.toc_notebooks(tmp_path)[0].read_text())
-    assert sync.parse_frontmatter_macros(_source(nb["cells"][1]))["rhonl"] == (
-        "\\rho_{\\text{nl}}"
-    )
+    assert sync.parse_frontmatter_macros(_source(nb["cells"][1]))["rhonl"] == ("\\rho_{\\text{nl}}")
 
 
 # --------------------------------------------------------------------------------------
@@ -338,9 +318,7 @@ def test_solutions_collapsed(path):
         )
         if hidden and cell["cell_type"] == "markdown":
             assert _source(cell).startswith("\n"), f"{where}, cell {i}"
-    starts = sum(
-        "{solution-start}" in _source(c) for c in cells if c["cell_type"] == "markdown"
-    )
+    starts = sum("{solution-start}" in _source(c) for c in cells if c["cell_type"] == "markdown")
     # a solution's code and closing text are collapsed (every span here has some)
     assert sum(flags) >= starts, where
 
@@ -356,11 +334,7 @@ def test_check_mode_detects_collapse_metadata(tmp_path, capsys):
     """`--check` fails on a solution cell not collapsed, or a collapsed cell outside."""
     root = _book_copy(tmp_path)
     assert sync.main(["--root", str(root)]) == 0
-    path = next(
-        p
-        for p in sync.toc_notebooks(root)
-        if any(sync.collapse_flags(_load(p)["cells"]))
-    )
+    path = next(p for p in sync.toc_notebooks(root) if any(sync.collapse_flags(_load(p)["cells"])))
     nb = _load(path)
     flags = sync.collapse_flags(nb["cells"])
     inside, outside = flags.index(True), flags.index(False, 2)
@@ -410,9 +384,7 @@ def test_collapse_rules_on_a_synthetic_notebook():
     """Which cells collapse, which are split, and that a second pass changes nothing."""
     cells = [
         _md(
-            "## Exercises\n\n````{exercise} A\n:label: ex-a\nQ?\n````\n\n"
-            + START
-            + "\nFirst idea.",
+            "## Exercises\n\n````{exercise} A\n:label: ex-a\nQ?\n````\n\n" + START + "\nFirst idea.",
             id="a",
         ),  # exercise + start marker: stays visible
         _code("x = 1\nprint(x)"),  # inside: collapsed, input and output

@@ -1,20 +1,51 @@
-"""Tests of the chapter-5 figure helper and explorer (lib.plotting.task_diversity_figure,
-lib.widgets.task_diversity_explorer)."""
+"""Tests of lib.plotting."""
 
-import matplotlib
-
-matplotlib.use("Agg")
+from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import theory
+from lib import plotting, teachers, theory, widgets
+from lib.finite_size import extrapolate
 from lib.plotting import task_diversity_figure
 from lib.widgets import task_diversity_explorer
 
 
+def test_equivalence_figure_draws_theory_and_floor():
+    fig = plotting.equivalence_figure("relu", alpha=2.0, kappa=1.5, rho=0.1, tau_range=(2.0, 50.0), n_points=50)
+    ax = fig.axes[0]
+    curve = ax.lines[0]
+    tau = np.geomspace(2.0, 50.0, 50)
+    assert_allclose(curve.get_ydata(), theory.nonlinear_icl_error("relu", 2.0, 1.5, tau, 0.1))
+    levels = [ln.get_ydata()[0] for ln in ax.lines[1:]]
+    assert_allclose(min(levels), teachers.effective_noise("relu", 0.1))  # the floor line
+    plt.close(fig)
+
+
+def test_equivalence_figure_accepts_callables_and_a1_zero():
+    fig = plotting.equivalence_figure(widgets.link_from_expression("cos(z)"), kappa=np.inf, lam=0.1)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="tau_range"):
+        plotting.equivalence_figure("relu", tau_range=(5.0, 1.0))
+
+
+def test_extrapolation_panel_line_reaches_intercept():
+    d = np.array([50.0, 100.0, 150.0, 200.0])
+    e = 1.0 + 3.0 / d
+    fit = extrapolate(d, e, np.full(4, 1e-3))
+    fig, ax = plotting.new_figure()
+    plotting.extrapolation_panel(ax, d, e, np.full(4, 1e-3), fit, color="k")
+    line = next(ln for ln in ax.lines if len(ln.get_xdata()) == 200)  # the fitted curve
+    assert_allclose(line.get_xdata()[0], 0.0)
+    assert_allclose(line.get_ydata()[0], 1.0, atol=1e-9)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------------------
+# Tests of the chapter-5 figure helper and explorer (lib.plotting.task_diversity_figure,
+# --------------------------------------------------------------------------------------
 def teardown_function():
     plt.close("all")
 
@@ -34,7 +65,9 @@ def test_figure_draws_the_theory_curves():
 def test_figure_reference_levels():
     fig = task_diversity_figure("tanh", alpha=5.0, tau=5.0, rho=0.1, lam=0.3)
     levels = sorted(float(line.get_ydata()[0]) for line in fig.axes[0].lines[2:])
-    expected = sorted([theory.effective_noise("tanh", 0.1), theory.nonlinear_icl_error("tanh", 5.0, np.inf, 5.0, 0.1, 0.3)])
+    expected = sorted(
+        [teachers.effective_noise("tanh", 0.1), theory.nonlinear_icl_error("tanh", 5.0, np.inf, 5.0, 0.1, 0.3)]
+    )
     assert_allclose(levels, expected)
 
 

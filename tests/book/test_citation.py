@@ -7,7 +7,7 @@ import yaml
 
 import lib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bibtex_field(entry: str, name: str) -> str:

@@ -20,8 +20,7 @@ def teardown_function():
 
 def _font_sizes(fig):
     fig.canvas.draw()
-    return [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text)
-            if t.get_visible() and t.get_text().strip()]
+    return [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
 
 
 @pytest.mark.parametrize("ncols, nrows", [(1, 1), (2, 1), (3, 1), (3, 2), (2, 3)])
@@ -41,11 +40,17 @@ def test_wide_requests_are_capped_and_narrow_ones_kept():
     assert plotting.figure_size(1, 1, None, 3.0) == pytest.approx((plotting.COLUMN_WIDTH, 3.0))
 
 
-@pytest.mark.parametrize("kwargs, exc, word", [
-    (dict(ncols=4), ValueError, "ncols"), (dict(ncols=0), ValueError, "ncols"),
-    (dict(nrows=0), ValueError, "nrows"), (dict(width=-1.0), ValueError, "width"),
-    (dict(height=np.nan), ValueError, "height"), (dict(ncols=2.0), TypeError, "ncols"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, word",
+    [
+        (dict(ncols=4), ValueError, "ncols"),
+        (dict(ncols=0), ValueError, "ncols"),
+        (dict(nrows=0), ValueError, "nrows"),
+        (dict(width=-1.0), ValueError, "width"),
+        (dict(height=np.nan), ValueError, "height"),
+        (dict(ncols=2.0), TypeError, "ncols"),
+    ],
+)
 def test_figure_size_rejects_bad_input(kwargs, exc, word):
     with pytest.raises(exc, match=word):
         plotting.figure_size(**kwargs)
@@ -58,12 +63,15 @@ def test_new_figure_passes_subplot_options():
     assert fig.get_layout_engine() is not None
 
 
-@pytest.mark.parametrize("make", [
-    lambda: plotting.hermite_expansion_figure("relu", 6),
-    lambda: plotting.task_diversity_figure("relu", n_points=21),
-    lambda: plotting.finite_data_figure("tanh", n_points=21),
-    lambda: plotting.equivalence_figure("relu", n_points=21),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: plotting.hermite_expansion_figure("relu", 6),
+        lambda: plotting.task_diversity_figure("relu", n_points=21),
+        lambda: plotting.finite_data_figure("tanh", n_points=21),
+        lambda: plotting.equivalence_figure("relu", n_points=21),
+    ],
+)
 def test_lib_figures_follow_the_style(make):
     fig = make()
     assert fig.get_size_inches()[0] <= plotting.COLUMN_WIDTH + 1e-9

@@ -5,14 +5,13 @@ import pkgutil
 import re
 from pathlib import Path
 
-import pytest
-
 import nbformat
+import pytest
 import yaml
 
 import lib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # the terms that the chapters link with {term} (notebook conventions, point 9)
 TERMS = [
@@ -66,9 +65,7 @@ def test_glossary_defines_every_term_once():
 def test_every_term_used_in_the_chapters_is_defined():
     defined = {t.lower() for t in TERMS}
     text = (ROOT / "book" / "glossary.md").read_text()
-    defined |= {
-        line.lower() for line in text.splitlines() if line and line[0].isalpha()
-    }
+    defined |= {line.lower() for line in text.splitlines() if line and line[0].isalpha()}
     for path in (ROOT / "book").rglob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
@@ -82,9 +79,7 @@ def test_api_reference_covers_every_public_module():
     toc = _toc_files()
     for pages in ("book/teaching", "book/glossary", "book/api/index"):
         assert pages in toc
-    modules = [
-        m.name for m in pkgutil.iter_modules(lib.__path__) if not m.name.startswith("_")
-    ]
+    modules = [m.name for m in pkgutil.iter_modules(lib.__path__) if not m.name.startswith("_")]
     for name in modules:
         page = ROOT / "book" / "api" / f"{name}.md"
         assert page.exists(), f"no API page for lib.{name}"
@@ -99,13 +94,9 @@ def test_index_titles_render_math_as_text():
     # `make test-min` (requirements-min.txt: the package and test tools only) lacks
     pytest.importorskip("sphinx")
 
-    spec = importlib.util.spec_from_file_location(
-        "book_indices", ROOT / "book" / "_ext" / "book_indices.py"
-    )
+    spec = importlib.util.spec_from_file_location("book_indices", ROOT / "book" / "_ext" / "book_indices.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module._plain(r"Exact error of a given $\Gam$") == "Exact error of a given Γ"
-    assert module._plain(r"The $\tau \to \infty$ floor at finite $\kappa$") == (
-        "The τ → ∞ floor at finite κ"
-    )
+    assert module._plain(r"The $\tau \to \infty$ floor at finite $\kappa$") == ("The τ → ∞ floor at finite κ")
     assert module._plain(r"Predict the effect of $a_1$") == "Predict the effect of a_1"

@@ -2,7 +2,7 @@
 
 Run after the book is built (``make book``; ``.ci/run`` does both)::
 
-    .venv/bin/python -m pytest tests/test_html.py -m html
+    .venv/bin/python -m pytest tests/book/test_html.py -m html
 
 The built book is taken from ``$BOOK_HTML`` (default ``_build/html``). The test serves
 it on 127.0.0.1, opens every page at 1280 px and at phone width (390 px) in Debian's
@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import browser  # noqa: E402  (scripts/browser.py)
 

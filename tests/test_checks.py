@@ -1,0 +1,72 @@
+"""Tests of lib._checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import raises_early
+from numpy.testing import assert_allclose
+
+from lib._checks import PARAMETERS, MemoryLimitError, check_param, check_vectorized, memory_limit, scalar_or_array
+from lib.simulation import simulate
+
+INF = np.inf
+
+
+def test_memory_limit_environment_variable(monkeypatch):
+    monkeypatch.setenv("LIB_MEMORY_LIMIT", "1MiB")
+    assert memory_limit() == 2**20
+    err = raises_early(MemoryLimitError, "simulate", simulate, 40, 2, INF, 2, 0.1, with_rng=True)
+    assert "limit of 1 MiB (set by $LIB_MEMORY_LIMIT)" in str(err)
+    monkeypatch.setenv("LIB_MEMORY_LIMIT", "none")
+    assert memory_limit() == INF
+    monkeypatch.setenv("LIB_MEMORY_LIMIT", "lots")
+    with pytest.raises(ValueError, match="LIB_MEMORY_LIMIT"):
+        memory_limit()
+    monkeypatch.delenv("LIB_MEMORY_LIMIT")
+    assert 0 < memory_limit() < INF
+
+
+# --------------------------------------------------------------------------------------
+# calling a user's function, and the declared parameter ranges
+# --------------------------------------------------------------------------------------
+
+
+def test_check_vectorized_returns_a_float_copy():
+    z = np.linspace(-1.0, 1.0, 5)
+    out = check_vectorized("f", lambda t: t, z)
+    assert out.dtype == float and not np.may_share_memory(out, z)
+    assert_allclose(out, z)
+    assert check_vectorized("f", lambda t: t > 0, z).tolist() == [0.0, 0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("f", "exc", "match"),
+    [
+        (lambda t: 1.0, ValueError, r"^g must return an array of the same shape"),
+        (lambda t: t + 1j, ValueError, r"^g must return real numbers"),
+        (lambda t: t / 0.0, ValueError, r"^g returned non-finite values"),
+        (lambda t: t.nope, RuntimeError, r"^g must be a vectorized function"),
+    ],
+)
+def test_check_vectorized_names_the_argument(f, exc, match):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        with pytest.raises(exc, match=match):
+            check_vectorized("g", f, np.linspace(-1.0, 1.0, 5), call_error=RuntimeError)
+
+
+def test_check_param_uses_the_declared_ranges():
+    assert check_param("kappa", np.inf, scalar=True) == np.inf
+    assert check_param("rho", 0.0, scalar=True) == 0.0
+    with pytest.raises(ValueError, match="alpha"):
+        check_param("alpha", 0.0)
+    with pytest.raises(ValueError, match="tau"):
+        check_param("tau", np.inf)
+    with pytest.raises(TypeError, match="lam"):
+        check_param("lam", [0.1, 0.2], scalar=True)
+    assert set(PARAMETERS) >= {"alpha", "kappa", "tau", "rho", "lam"}
+
+
+def test_scalar_or_array():
+    assert isinstance(scalar_or_array(np.float64(2.0)), float)
+    assert scalar_or_array([1, 2]).dtype == float

@@ -1,0 +1,40 @@
+"""Tests of lib.tables."""
+
+import pytest
+
+from lib.tables import markdown_table
+
+
+def test_markdown_table_formats_and_aligns():
+    text = markdown_table(
+        {"d": [50, 100], "e": [0.51234, 0.5], "law": ["1/d", "a|b"]},
+        formats={"e": ".3f"},
+        align={"law": "left"},
+    )
+    assert text.splitlines() == [
+        "| d | e | law |",
+        "| ---: | ---: | :--- |",
+        "| 50 | 0.512 | 1/d |",
+        r"| 100 | 0.500 | a\|b |",
+    ]
+
+
+def test_markdown_table_callable_format_and_default_float():
+    text = markdown_table({"x": [0.1, 2.0]}, formats={"x": lambda v: f"{v:.0%}"}, align="center")
+    assert text.splitlines()[1:] == ["| :---: |", "| 10% |", "| 200% |"]
+    assert markdown_table({"x": [1e-7]}).splitlines()[-1] == "| 1e-07 |"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        (dict(columns={}), ValueError, "at least one column"),
+        (dict(columns=[("a", [1])]), TypeError, "mapping"),
+        (dict(columns={"a": [1], "b": [1, 2]}), ValueError, "same length"),
+        (dict(columns={"a": [1]}, formats={"b": ".2f"}), ValueError, "do not exist"),
+        (dict(columns={"a": [1]}, align="middle"), ValueError, "align must be one of"),
+    ],
+)
+def test_markdown_table_bad_input(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        markdown_table(**kwargs)
