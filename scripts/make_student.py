@@ -44,7 +44,12 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
+    sys.path.insert(0, str(_HERE))
+import solution_spans
+
+ROOT = _HERE.parent
 
 #: Marker lines of a lab's reference solution (see the book's notebook conventions).
 SOLUTION_BEGIN = "# --- solution ---"
@@ -55,8 +60,6 @@ LAB_TAG = "lab-solution"
 # may include (bench/results/...) are linked, so relative paths keep working
 _COPIED = ["_config.yml", "_toc.yml", "references.bib"]
 _LINKED = ["bench", "lib", "data"]
-
-_FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})\{(solution-start|solution-end|solution)\}")
 
 
 class StudentEditionError(ValueError):
@@ -84,39 +87,10 @@ def strip_solution_markdown(
     in_solution : bool
         Whether a span is still open at the end of the cell.
     """
-    kept: list[str] = []
-    closing: str | None = None  # the fence that closes a solution-end directive
-    for line in text.splitlines(keepends=True):
-        if closing is not None:
-            if line.strip() == closing:
-                closing, in_solution = None, False
-            continue
-        match = _FENCE.match(line)
-        if match:
-            kind = match.group(3)
-            if kind == "solution":
-                raise StudentEditionError(
-                    f"{where}: a {{solution}} directive; the book uses solution-start/"
-                    "solution-end spans only"
-                )
-            if kind == "solution-start":
-                if in_solution:
-                    raise StudentEditionError(
-                        f"{where}: solution-start inside a solution"
-                    )
-                in_solution = True
-                continue
-            if not in_solution:
-                raise StudentEditionError(
-                    f"{where}: solution-end without solution-start"
-                )
-            closing = match.group(2)
-            continue
-        if not in_solution:
-            kept.append(line)
-    if closing is not None:
-        raise StudentEditionError(f"{where}: the solution-end directive is not closed")
-    return "".join(kept), in_solution
+    try:
+        return solution_spans.outside_text(text, in_solution, where)
+    except solution_spans.SolutionMarkerError as err:
+        raise StudentEditionError(str(err)) from None
 
 
 def skeleton(source: str, where: str) -> str:

@@ -57,13 +57,17 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import re
 import sys
 from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
+    sys.path.insert(0, str(_HERE))
+import solution_spans
+
+ROOT = _HERE.parent
 PACKAGE = "icl-nonlinear-book"  # [project] name in pyproject.toml
 # What the setup cell installs besides the package (its dependencies come with it).
 EXTRA_PACKAGES: list[str] = []
@@ -79,8 +83,6 @@ COLLAPSED = {
     "raw": {"source_hidden": True},
 }
 _COLLAPSE_KEYS = ("source_hidden", "outputs_hidden")
-# The opening line of a solution marker directive (``` or ::: fences, as MyST allows).
-_MARKER = re.compile(r"^\s*(`{3,}|:{3,})\{(solution-start|solution-end)\}")
 
 
 def load_config(root: Path) -> dict:
@@ -260,45 +262,8 @@ def foreign_imports(nb: dict) -> set[str]:
     }
 
 
-class SolutionMarkerError(ValueError):
-    """The solution markers of a notebook do not pair up."""
-
-
-def _line_roles(text: str, inside: bool, where: str) -> tuple[list[str], bool]:
-    """The role of each line of a markdown cell, and whether a span is open after it.
-
-    Roles: ``"out"`` (outside every span), ``"sol"`` (solution text), ``"start"`` /
-    ``"end"`` (a line of a ``{solution-start}`` / ``{solution-end}`` directive).
-    ``inside`` says whether the cell opens inside a span.
-    """
-    roles: list[str] = []
-    closing, role = None, ""
-    for line in text.splitlines():
-        if closing is not None:  # inside a marker directive: its options, its fence
-            roles.append(role)
-            stripped = line.strip()
-            if (
-                stripped
-                and set(stripped) == {closing[0]}
-                and len(stripped) >= len(closing)
-            ):
-                closing = None
-            continue
-        match = _MARKER.match(line)
-        if match is None:
-            roles.append("sol" if inside else "out")
-            continue
-        closing, kind = match.group(1), match.group(2)
-        if kind == "solution-start" and inside:
-            raise SolutionMarkerError(f"{where}: solution-start inside a solution")
-        if kind == "solution-end" and not inside:
-            raise SolutionMarkerError(f"{where}: solution-end without solution-start")
-        inside = kind == "solution-start"
-        role = "start" if inside else "end"
-        roles.append(role)
-    if closing is not None:
-        raise SolutionMarkerError(f"{where}: a solution marker directive is not closed")
-    return roles, inside
+SolutionMarkerError = solution_spans.SolutionMarkerError
+_line_roles = solution_spans.line_roles
 
 
 def _solution_before_end(lines: list[str], roles: list[str]) -> bool:
