@@ -35,9 +35,14 @@ that cell, but the cells after it up to ``{solution-end}`` would sit in plain vi
   its end marker (or has no end marker). The cells holding the start marker, and those
   whose only solution content is the end marker itself, stay visible. No cell outside
   a span carries these keys (the script removes them).
-- a collapsed markdown cell starts with an empty line: JupyterLab labels a collapsed
-  cell with the first line of its source, which would otherwise be the solution's
-  first sentence (a collapsed code cell still shows its first line of code).
+- JupyterLab labels a collapsed cell's bar with the first line of its source, which
+  would otherwise give the solution away. So a collapsed markdown cell starts with an
+  empty line, and a collapsed code cell with the comment ``# solution code`` (ruff
+  format would remove an empty first line; a cell starting with a ``%%`` magic is
+  left alone); the comment is removed again from a code cell outside every span.
+  (JupyterLab 4 un-collapses a markdown cell when it runs it, and shows a code cell's
+  outputs when it runs it: after Run All the solution prose and outputs are visible;
+  the stored notebooks have no outputs.)
 - a markdown cell holding solution text, then ``{solution-end}``, then more text (the
   next exercise) is split after the end marker, so that collapsing it hides only the
   solution. The new cell gets the id ``<id>-2`` (or the next free one).
@@ -83,6 +88,8 @@ COLLAPSED = {
     "raw": {"source_hidden": True},
 }
 _COLLAPSE_KEYS = ("source_hidden", "outputs_hidden")
+#: First line of a collapsed solution code cell: what JupyterLab's bar shows of it.
+CODE_BAR = "# solution code"
 
 
 def load_config(root: Path) -> dict:
@@ -394,13 +401,18 @@ def _set_collapsed(cell: dict, hidden: bool) -> None:
         meta["jupyter"] = jup
     else:
         meta.pop("jupyter", None)
-    if hidden and cell["cell_type"] == "markdown":
-        # JupyterLab labels a collapsed cell with the first line of its source; an
-        # empty first line (invisible in every Markdown renderer) keeps the solution's
-        # first sentence out of that label.
-        text = _source_text(cell)
-        if not text.startswith("\n"):
-            cell["source"] = _to_lines("\n" + text)
+    # JupyterLab labels a collapsed cell's bar with the first line of its source.
+    text = _source_text(cell)
+    if hidden and cell["cell_type"] == "markdown" and not text.startswith("\n"):
+        # an empty first line, invisible in every Markdown renderer
+        cell["source"] = _to_lines("\n" + text)
+    elif cell["cell_type"] == "code" and not text.startswith("%%"):  # a cell magic
+        first, _, rest = text.partition("\n")
+        if hidden and first != CODE_BAR:
+            # ruff format removes an empty first line: a neutral comment instead
+            cell["source"] = _to_lines(CODE_BAR + "\n" + text)
+        elif not hidden and first == CODE_BAR:
+            cell["source"] = _to_lines(rest)
 
 
 def with_collapsed_solutions(cells: list[dict], where: str = "notebook") -> list[dict]:

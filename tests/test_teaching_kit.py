@@ -1,13 +1,14 @@
 """The teaching kit's pages: the glossary defines the book's terms, the API reference
 covers every public module of lib, and the pages are in the table of contents."""
 
+import ast
+import builtins
 import pkgutil
 import re
 from pathlib import Path
 
-import pytest
-
 import nbformat
+import pytest
 import yaml
 
 import lib
@@ -109,3 +110,88 @@ def test_index_titles_render_math_as_text():
         "The τ → ∞ floor at finite κ"
     )
     assert module._plain(r"Predict the effect of $a_1$") == "Predict the effect of a_1"
+
+
+# --------------------------------------------------------------------------------------
+# the notebooks as JupyterLab shows and runs them
+# --------------------------------------------------------------------------------------
+NOTEBOOKS = sorted(
+    ROOT / f"{name}.ipynb" for name in _toc_files() if (ROOT / f"{name}.ipynb").exists()
+)
+_EVAL = re.compile(r"\{eval\}`([^`]+)`")
+
+
+def _defined_names(source: str) -> set[str]:
+    """Names a code cell binds at the top level of the kernel (loosely: any binding).
+
+    A name made by ``globals().update({f"{key}_{name}_txt": ...})`` is returned as a
+    pattern (``re:^.+_.+_txt$``, from the f-strings of a cell that calls globals()).
+    """
+    tree = ast.parse(source)
+    names = set()
+    if "globals()" in source:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                parts = [
+                    re.escape(v.value) if isinstance(v, ast.Constant) else ".+"
+                    for v in node.values
+                ]
+                names.add("re:^" + "".join(parts) + "$")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_eval_names_are_defined_before_their_markdown_cell(path):
+    """Every name an {eval} reads is bound by a code cell above its markdown cell.
+
+    In notebook order, as Run All runs it (jupyterlab-myst evaluates a markdown
+    cell's {eval}s in the kernel when the cell is run).
+    """
+    nb = nbformat.read(path, as_version=4)
+    defined = set(dir(builtins))
+    late = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            defined |= _defined_names(cell.source)
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        for expr in _EVAL.findall(cell.source):
+            used = {
+                n.id
+                for n in ast.walk(ast.parse(expr, mode="eval"))
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+            patterns = [re.compile(n[3:]) for n in defined if n.startswith("re:")]
+            missing = {
+                name
+                for name in used - defined
+                if not any(p.match(name) for p in patterns)
+            }
+            late += [f"cell {i}: {expr} ({name})" for name in sorted(missing)]
+    assert not late, f"{path.name}: {{eval}} before its names are defined: {late}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_collapsed_cells_show_a_neutral_bar(path):
+    """JupyterLab labels a collapsed cell with its first line: it must say nothing.
+
+    (JupyterLab 4.6: ``Cell.inputHidden`` sets the placeholder's text to
+    ``source.split("\\n")[0]``; scripts/sync_notebooks.py writes the first lines.)
+    """
+    nb = nbformat.read(path, as_version=4)
+    neutral = {"", "# solution code"}
+    for i, cell in enumerate(nb.cells):
+        if not cell.metadata.get("jupyter", {}).get("source_hidden"):
+            continue
+        if cell.metadata.get("book_sync"):  # the setup/macros cells
+            continue
+        first = cell.source.split("\n")[0]
+        assert first in neutral, f"{path.name}, cell {i}: the bar reads {first!r}"
