@@ -76,8 +76,12 @@ lab: $(VENV)/.lab-installed
 lab-reset:
 	rm -rf $(LABDIR)
 
-$(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt
+# binder/overrides.json: JupyterLab renders every cell at once (lazily rendered markdown
+# cells get no {eval} numbers from jupyterlab-myst on Run All); Binder copies it in postBuild.
+$(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt binder/overrides.json
 	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
 # The declared dependency floors (pyproject.toml) are real: a fresh venv with exactly

@@ -3,8 +3,10 @@ covers every public module of lib, and the pages are in the table of contents.""
 
 import ast
 import builtins
+import json
 import pkgutil
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -195,3 +197,28 @@ def test_collapsed_cells_show_a_neutral_bar(path):
             continue
         first = cell.source.split("\n")[0]
         assert first in neutral, f"{path.name}, cell {i}: the bar reads {first!r}"
+
+
+def test_jupyterlab_renders_every_cell_where_the_book_installs_it():
+    """`make lab` and Binder install binder/overrides.json: windowingMode "none".
+
+    With JupyterLab 4.6's default ("contentVisibility") a markdown cell that was not
+    yet rendered (off screen, or collapsed) gets no {eval} numbers from jupyterlab-myst
+    when Run All reaches it: 20 of 59 in chapter 4 in a headless run, 59 of 59 with
+    "none".
+    """
+    overrides = json.loads((ROOT / "binder" / "overrides.json").read_text())
+    assert (
+        overrides["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
+    )
+    target = "share/jupyter/lab/settings/overrides.json"
+    assert (
+        f"cp binder/overrides.json $(VENV)/{target}" in (ROOT / "Makefile").read_text()
+    )
+    post = (ROOT / "binder" / "postBuild").read_text()
+    assert f'cp binder/overrides.json "${{NB_PYTHON_PREFIX}}/{target}"' in post
+    schema = Path(sys.prefix) / "share/jupyter/lab/schemas/@jupyterlab"
+    schema = schema / "notebook-extension" / "tracker.json"
+    if schema.exists():  # JupyterLab installed (make lab): the setting still exists
+        prop = json.loads(schema.read_text())["properties"]["windowingMode"]
+        assert "none" in [choice["const"] for choice in prop["oneOf"]]
