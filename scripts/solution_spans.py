@@ -110,4 +110,3 @@ def outside_text(text: str, inside: bool, where: str) -> tuple[str, bool]:
     roles, inside = line_roles(text, inside, where)
     lines = text.splitlines(keepends=True)
     return "".join(ln for ln, r in zip(lines, roles) if r == OUT), inside
-

@@ -55,4 +55,3 @@ def test_outside_text_keeps_only_the_lines_outside():
 def test_unpaired_or_foreign_markers_are_refused(text, inside, message):
     with pytest.raises(spans.SolutionMarkerError, match=message):
         spans.line_roles(text, inside, "book/x.ipynb, cell 3")
-
