@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student test test-fast test-html test-min lab lab-reset pdf slides bench data clean env
+.PHONY: book student grade answer-key test test-fast test-html test-min lab lab-reset pdf slides bench data clean env
 
 env: $(VENV)/.installed
 
@@ -30,6 +30,21 @@ book: $(VENV)/.installed
 # HTML in _build/student/html, notebooks to hand out in _build/student/notebooks.
 student: $(VENV)/.installed
 	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
+
+# Grade submitted student notebooks (scripts/grade_labs.py): each runs in a fresh kernel,
+# at most GRADE_TIMEOUT seconds; lab verdicts and points per student land in _build/grades/
+# (grades.csv, grades.md, grades.html). One folder per student, e.g.
+#   make grade SUBMISSIONS="submissions/*/*.ipynb"
+SUBMISSIONS ?=
+GRADE_TIMEOUT ?= 600
+grade: $(VENV)/.installed
+	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="submissions/*/*.ipynb"'; exit 2; }
+	$(BIN)/python scripts/grade_labs.py --timeout $(GRADE_TIMEOUT) --out _build/grades $(SUBMISSIONS)
+
+# The answer key: every exercise with its solution and every lab's reference solution,
+# one printable page, _build/answer_key/answer_key.html (from the HTML: `make book` first).
+answer-key: $(VENV)/.installed
+	$(BIN)/python scripts/answer_key.py --html _build/html --out _build/answer_key
 
 # Tests run in TEST_WORKERS processes (pytest-xdist; one per core of a 2-core machine):
 # the notebooks are single-threaded, so two at a time halve the wall time. Whole test
@@ -72,8 +87,12 @@ lab: $(VENV)/.lab-installed
 lab-reset:
 	rm -rf $(LABDIR)
 
-$(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt
+# binder/overrides.json: JupyterLab renders every cell at once (lazily rendered markdown
+# cells get no {eval} numbers from jupyterlab-myst on Run All); Binder copies it in postBuild.
+$(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt binder/overrides.json
 	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
 # The declared dependency floors (pyproject.toml) are real: a fresh venv with exactly

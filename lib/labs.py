@@ -7,17 +7,20 @@ reference implementation in ``lib`` on a list of inputs::
 
     labs.check(my_coefficient, hermite.coefficients, cases, name="a_m by quadrature")
 
-The check prints one line: ``PASS: ...`` when every output agrees with the reference,
-``FAIL: ...`` with the first case, the output and the entry that disagree (or the
-exception the reader's function raised), or ``NOT ATTEMPTED: ...`` while the function
-is still a skeleton that returns ``None``.
+The check prints its verdict: ``PASS: ...`` when every output agrees with the
+reference, one ``FAIL: ...`` line per case that disagrees (naming the output and the
+entry, or the exception the reader's function raised), or ``NOT ATTEMPTED: ...`` while
+the function is still a skeleton that returns ``None``.
 
 Two editions use the same cells. In the instructor edition (the normal book build) the
 skeleton is filled in with the reference solution and the check is *strict*: a failure
-raises :class:`LabError`, so a broken solution or a changed library fails the build. The
-student edition (``make student``) sets the environment variable ``LIB_LABS_STUDENT=1``,
-which makes the check lenient: it prints its verdict and never raises, so a notebook
-with unfinished labs still runs to the end.
+raises :class:`LabError`, so a broken solution or a changed library fails the build. In
+the student edition the check is lenient: it prints its verdict and never raises for
+the reader's code, so a notebook with unfinished or wrong labs runs to the end. The
+student notebooks that ``make student`` writes switch to it themselves: their hidden
+first cells call :func:`set_student_mode` (no environment variable is needed); the
+environment variable ``LIB_LABS_STUDENT=1`` does the same for a whole process (the
+grader, ``scripts/grade_labs.py``, sets it for the kernels it starts).
 
 Used in: the coding labs in the Exercises sections of every chapter.
 """
@@ -34,10 +37,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LabError", "LabDefinitionError", "check", "student_mode", "STUDENT_ENV"]
+__all__ = [
+    "STUDENT_ENV",
+    "LabDefinitionError",
+    "LabError",
+    "check",
+    "set_student_mode",
+    "student_mode",
+]
 
 #: Name of the environment variable that switches the checks to the student edition.
 STUDENT_ENV = "LIB_LABS_STUDENT"
+
+# Set by set_student_mode (the student notebooks' hidden cell); None: ask STUDENT_ENV.
+_student_override: bool | None = None
 
 
 class LabError(AssertionError):
@@ -47,10 +60,37 @@ class LabError(AssertionError):
 class LabDefinitionError(LabError):
     """The lab itself is broken: its cases do not fit the reference function.
 
-    Raised by :func:`check` in both editions (also with ``LIB_LABS_STUDENT=1``), since
+    Raised by :func:`check` in both editions (also in the student edition), since
     the reader cannot fix it: the reference raises on every case, or a case does not
     match the reference's signature. It is the lab author's bug, not a ``FAIL``.
     """
+
+
+def set_student_mode(on: bool | None = True) -> None:
+    """Switch the checks of this Python process to the student edition (or back).
+
+    Parameters
+    ----------
+    on : bool or None, optional
+        ``True`` (the default): lenient checks that print their verdict and never
+        raise for the reader's code; ``False``: strict checks (the instructor
+        edition); ``None``: decided by the environment variable ``LIB_LABS_STUDENT``
+        again (see :func:`student_mode`).
+
+    Raises
+    ------
+    TypeError
+        If ``on`` is not ``True``, ``False`` or ``None``.
+
+    Notes
+    -----
+    Used in: the hidden cell that ``make student`` puts at the top of every student
+    notebook, so that the notebooks handed out carry their edition with them.
+    """
+    global _student_override
+    if on is not None and not isinstance(on, bool):
+        raise TypeError(f"on must be True, False or None; got {on!r}")
+    _student_override = on
 
 
 def student_mode() -> bool:
@@ -59,11 +99,15 @@ def student_mode() -> bool:
     Returns
     -------
     bool
-        ``True`` when the environment variable ``LIB_LABS_STUDENT`` is ``"1"`` (set by
-        ``make student``), ``False`` otherwise (the instructor edition).
+        The value last given to :func:`set_student_mode` (the student notebooks call
+        it in their hidden first cells); if none was given, ``True`` when the
+        environment variable ``LIB_LABS_STUDENT`` is ``"1"``, ``False`` otherwise
+        (the instructor edition).
 
     Used in: :func:`check`.
     """
+    if _student_override is not None:
+        return _student_override
     return os.environ.get(STUDENT_ENV, "").strip() == "1"
 
 
@@ -321,9 +365,9 @@ def check(
     The verdict is printed as one line:
 
     - ``PASS: <name>: ...`` when every case agrees;
-    - ``FAIL: <name>: case k of n (<arguments>): ...`` at the first case that disagrees,
-      naming the output and the entry, or the exception the reader's function raised
-      and the line that raised it;
+    - ``FAIL: <name>: case k of n (<arguments>): ...``, one line for every case that
+      disagrees, naming the output and the entry, or the exception the reader's
+      function raised and the line that raised it;
     - ``NOT ATTEMPTED: <name>: ...`` when the reader's function returned ``None`` on
       every case (the skeleton of the student edition).
 
@@ -343,9 +387,9 @@ def check(
         Relative and absolute tolerances (>= 0); defaults ``1e-8`` and ``0``.
     strict : bool or None, optional
         Raise :class:`LabError` on ``FAIL`` and on ``NOT ATTEMPTED``. ``None`` (the
-        default) means strict unless ``LIB_LABS_STUDENT=1`` (see :func:`student_mode`):
-        the instructor edition must execute a correct solution, the student edition
-        runs through unfinished labs.
+        default) means strict unless in the student edition (see
+        :func:`student_mode`): the instructor edition must execute a correct
+        solution, the student edition runs through unfinished and wrong labs.
 
     Returns
     -------
@@ -394,14 +438,17 @@ def check(
     cases = _checked_cases(cases)
     n = len(cases)
 
-    def verdict(status: str, text: str) -> None:
-        message = f"{status}: {name}: {text}"
+    def verdict(status: str, text: str | list[str]) -> None:
+        lines = [text] if isinstance(text, str) else text
+        message = "\n".join(f"{status}: {name}: {line}" for line in lines)
         print(message)
         if strict and status != "PASS":
             raise LabError(message)
 
     def lab_bug(text: str) -> None:
-        message = f"LAB ERROR: {name}: {text} This is a bug in the lab, not in your code."
+        message = (
+            f"LAB ERROR: {name}: {text} This is a bug in the lab, not in your code."
+        )
         print(message)
         raise LabDefinitionError(message)
 
@@ -441,49 +488,44 @@ def check(
             "your function returned None on every case; write its body (replace the "
             "`...`) and run this cell again.",
         )
-        return None
+        return
 
     worst = 0.0
+    failures = []  # one FAIL line per case that disagrees
     for k, case, expected, ref_exc, got, exc in results:
         head = f"case {k} of {n} ({_describe_case(case)})"
         if ref_exc is not None:
             if exc is None:
-                verdict(
-                    "FAIL",
+                failures.append(
                     f"{head}: the reference raises {type(ref_exc).__name__} "
-                    f"({ref_exc}) here, but your function returned {_describe(got)}.",
+                    f"({ref_exc}) here, but your function returned {_describe(got)}."
                 )
-                return None
-            if not isinstance(exc, type(ref_exc)):
-                verdict(
-                    "FAIL",
+            elif not isinstance(exc, type(ref_exc)):
+                failures.append(
                     f"{head}: the reference raises {type(ref_exc).__name__} here, "
-                    f"your function raised {_exc_text(exc)}.",
+                    f"your function raised {_exc_text(exc)}."
                 )
-                return None
             continue
         if exc is not None:
-            verdict(
-                "FAIL",
-                f"{head}: your function raised {_exc_text(exc)}"
-                f"{_where_raised(exc)}.",
+            failures.append(
+                f"{head}: your function raised {_exc_text(exc)}{_where_raised(exc)}."
             )
-            return None
+            continue
         try:
             worst = max(worst, _compare(got, expected, "", rtol, atol))
         except _Mismatch as mismatch:
-            verdict("FAIL", f"{head}: {mismatch}.")
-            return None
+            failures.append(f"{head}: {mismatch}.")
         except Exception as err:  # an output that cannot even be compared
-            verdict(
-                "FAIL",
+            failures.append(
                 f"{head}: your output {_describe(got)} of type {type(got).__name__} "
-                f"cannot be compared with the reference ({_exc_text(err)}).",
+                f"cannot be compared with the reference ({_exc_text(err)})."
             )
-            return None
+    if failures:
+        verdict("FAIL", failures)
+        return
     verdict(
         "PASS",
         f"agrees with the reference on all {n} case{'s' if n != 1 else ''} "
         f"(largest absolute error {worst:.3g}).",
     )
-    return None
+    return

@@ -14,12 +14,22 @@ makes the student edition from the same sources:
      and ``# --- end solution ---`` are replaced by ``...``, so the lab's function is a
      skeleton that returns ``None`` (its signature and docstring stay);
 
+   - a hidden cell after the setup cell calls ``labs.set_student_mode()``, so the
+     notebook carries its edition: in any Jupyter the lab checks print their verdict
+     (``NOT ATTEMPTED``, one ``FAIL`` line per wrong case) and never stop Run All
+     (see :mod:`lib.labs`); the notebook's metadata ``lib_labs`` records the edition,
+     the source notebook and the names of its labs (read by ``scripts/grade_labs.py``);
+
+   and ``_config.yml`` loses the Binder/Colab launch buttons and the repository
+   buttons, which would open the instructor notebooks (the download button gives the
+   student notebook);
+
 2. it writes the transformed notebooks to ``<out>/notebooks/`` (same layout as
    ``book/``, without outputs), for instructors to hand out;
 
 3. unless ``--no-build`` is given, it builds the HTML into ``<out>/html/`` with
-   ``jupyter-book`` and the environment variable ``LIB_LABS_STUDENT=1``, so that the
-   lab checks print ``NOT ATTEMPTED`` instead of failing (see :mod:`lib.labs`).
+   ``jupyter-book`` (with ``LIB_LABS_STUDENT`` removed from the environment: the
+   notebooks' own hidden cell must make the checks lenient).
 
 Usage (``make student`` runs the first form)::
 
@@ -34,6 +44,7 @@ the cell.
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import os
 import re
@@ -43,20 +54,34 @@ import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
+    sys.path.insert(0, str(_HERE))
+import solution_spans
+
+ROOT = _HERE.parent
 
 #: Marker lines of a lab's reference solution (see the book's notebook conventions).
 SOLUTION_BEGIN = "# --- solution ---"
 SOLUTION_END = "# --- end solution ---"
 LAB_TAG = "lab-solution"
+#: The cell that puts a student notebook's lab checks in the student edition.
+STUDENT_CELL_SOURCE = """\
+# Student edition: the lab checks print their verdict and never stop the
+# notebook (lib.labs.set_student_mode).
+from lib import labs as _labs
+
+_labs.set_student_mode(True)"""
+STUDENT_ROLE = "student"  # its metadata.book_sync
+#: Key of the notebook metadata that marks a student notebook.
+METADATA_KEY = "lib_labs"
 
 # top-level sources copied to the staging directory; other top-level folders that a page
 # may include (bench/results/...) are linked, so relative paths keep working
 _COPIED = ["_config.yml", "_toc.yml", "references.bib"]
 _LINKED = ["bench", "lib", "data"]
-
-_FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})\{(solution-start|solution-end|solution)\}")
 
 
 class StudentEditionError(ValueError):
@@ -84,39 +109,10 @@ def strip_solution_markdown(
     in_solution : bool
         Whether a span is still open at the end of the cell.
     """
-    kept: list[str] = []
-    closing: str | None = None  # the fence that closes a solution-end directive
-    for line in text.splitlines(keepends=True):
-        if closing is not None:
-            if line.strip() == closing:
-                closing, in_solution = None, False
-            continue
-        match = _FENCE.match(line)
-        if match:
-            kind = match.group(3)
-            if kind == "solution":
-                raise StudentEditionError(
-                    f"{where}: a {{solution}} directive; the book uses solution-start/"
-                    "solution-end spans only"
-                )
-            if kind == "solution-start":
-                if in_solution:
-                    raise StudentEditionError(
-                        f"{where}: solution-start inside a solution"
-                    )
-                in_solution = True
-                continue
-            if not in_solution:
-                raise StudentEditionError(
-                    f"{where}: solution-end without solution-start"
-                )
-            closing = match.group(2)
-            continue
-        if not in_solution:
-            kept.append(line)
-    if closing is not None:
-        raise StudentEditionError(f"{where}: the solution-end directive is not closed")
-    return "".join(kept), in_solution
+    try:
+        return solution_spans.outside_text(text, in_solution, where)
+    except solution_spans.SolutionMarkerError as err:
+        raise StudentEditionError(str(err)) from None
 
 
 def skeleton(source: str, where: str) -> str:
@@ -205,8 +201,74 @@ def student_notebook(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
         cells.append(cell)
     if in_solution:
         raise StudentEditionError(f"{name}: a solution-start is never closed")
-    out.cells = cells
+    roles = [c.metadata.get("book_sync") for c in cells]
+    at = roles.index("setup") + 1 if "setup" in roles else 0
+    student_cell = nbformat.v4.new_code_cell(
+        STUDENT_CELL_SOURCE,
+        metadata={
+            "book_sync": STUDENT_ROLE,
+            "tags": ["remove-cell"],
+            "jupyter": {"source_hidden": True},
+        },
+    )
+    if "id" in (cells[0] if cells else {}):
+        student_cell["id"] = "book-student"
+    else:
+        student_cell.pop("id", None)
+    out.cells = [*cells[:at], student_cell, *cells[at:]]
+    out.metadata[METADATA_KEY] = {
+        "edition": "student",
+        "source": name,
+        "labs": lab_names(out),
+    }
     return out
+
+
+def lab_names(nb: nbformat.NotebookNode) -> list[str]:
+    """The ``name=`` of every ``labs.check`` call in the notebook, in order.
+
+    Only literal strings are found (every lab in the book names itself so).
+    """
+    names = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func
+            if getattr(called, "id", called) != "check":
+                continue
+            for kw in node.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                    names.append(str(kw.value.value))
+    return names
+
+
+def student_config(text: str) -> str:
+    """``_config.yml`` for the student edition: no launch or repository buttons.
+
+    The Binder and Colab buttons, the repository, issues and edit buttons all open
+    the repository's instructor notebooks; the student edition has none of them.
+    """
+    config = yaml.safe_load(text)
+    config["launch_buttons"] = {
+        **(config.get("launch_buttons") or {}),
+        "binderhub_url": "",
+        "colab_url": "",
+        "jupyterhub_url": "",
+        "thebe": False,
+    }
+    html = config.setdefault("html", {})
+    for key in ("use_repository_button", "use_issues_button", "use_edit_page_button"):
+        html[key] = False
+    head = "# The student edition's _config.yml, written by scripts/make_student.py\n"
+    return head + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 
 def has_solution_content(nb: nbformat.NotebookNode) -> list[str]:
@@ -251,6 +313,8 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
         folder.mkdir(parents=True)
     for name in _COPIED:
         shutil.copy2(root / name, src / name)
+    config = src / "_config.yml"
+    config.write_text(student_config(config.read_text(encoding="utf-8")), "utf-8")
     for name in _LINKED:
         if (root / name).exists():
             os.symlink(root / name, src / name)
@@ -285,8 +349,12 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
 
 
 def build(out: Path, jb_flags: list[str]) -> None:
-    """Build the staged sources into ``out/html`` with ``LIB_LABS_STUDENT=1``."""
-    env = dict(os.environ, LIB_LABS_STUDENT="1")
+    """Build the staged sources into ``out/html``.
+
+    ``LIB_LABS_STUDENT`` is removed from the environment: the student notebooks'
+    own hidden cell must keep their unfinished labs from failing the build.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "LIB_LABS_STUDENT"}
     work = out / "work"
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb), "build", str(out / "src"), "--path-output", str(work), *jb_flags]

@@ -35,9 +35,14 @@ that cell, but the cells after it up to ``{solution-end}`` would sit in plain vi
   its end marker (or has no end marker). The cells holding the start marker, and those
   whose only solution content is the end marker itself, stay visible. No cell outside
   a span carries these keys (the script removes them).
-- a collapsed markdown cell starts with an empty line: JupyterLab labels a collapsed
-  cell with the first line of its source, which would otherwise be the solution's
-  first sentence (a collapsed code cell still shows its first line of code).
+- JupyterLab labels a collapsed cell's bar with the first line of its source, which
+  would otherwise give the solution away. So a collapsed markdown cell starts with an
+  empty line, and a collapsed code cell with the comment ``# solution code`` (ruff
+  format would remove an empty first line; a cell starting with a ``%%`` magic is
+  left alone); the comment is removed again from a code cell outside every span.
+  (JupyterLab 4 un-collapses a markdown cell when it runs it, and shows a code cell's
+  outputs when it runs it: after Run All the solution prose and outputs are visible;
+  the stored notebooks have no outputs.)
 - a markdown cell holding solution text, then ``{solution-end}``, then more text (the
   next exercise) is split after the end marker, so that collapsing it hides only the
   solution. The new cell gets the id ``<id>-2`` (or the next free one).
@@ -57,13 +62,17 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import re
 import sys
 from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
+    sys.path.insert(0, str(_HERE))
+import solution_spans
+
+ROOT = _HERE.parent
 PACKAGE = "icl-nonlinear-book"  # [project] name in pyproject.toml
 # What the setup cell installs besides the package (its dependencies come with it).
 EXTRA_PACKAGES: list[str] = []
@@ -79,8 +88,8 @@ COLLAPSED = {
     "raw": {"source_hidden": True},
 }
 _COLLAPSE_KEYS = ("source_hidden", "outputs_hidden")
-# The opening line of a solution marker directive (``` or ::: fences, as MyST allows).
-_MARKER = re.compile(r"^\s*(`{3,}|:{3,})\{(solution-start|solution-end)\}")
+#: First line of a collapsed solution code cell: what JupyterLab's bar shows of it.
+CODE_BAR = "# solution code"
 
 
 def load_config(root: Path) -> dict:
@@ -250,41 +259,8 @@ def foreign_imports(nb: dict) -> set[str]:
     return {m for m in notebook_imports(nb) if m not in stdlib and m not in ALLOWED_IMPORTS and m not in extra}
 
 
-class SolutionMarkerError(ValueError):
-    """The solution markers of a notebook do not pair up."""
-
-
-def _line_roles(text: str, inside: bool, where: str) -> tuple[list[str], bool]:
-    """The role of each line of a markdown cell, and whether a span is open after it.
-
-    Roles: ``"out"`` (outside every span), ``"sol"`` (solution text), ``"start"`` /
-    ``"end"`` (a line of a ``{solution-start}`` / ``{solution-end}`` directive).
-    ``inside`` says whether the cell opens inside a span.
-    """
-    roles: list[str] = []
-    closing, role = None, ""
-    for line in text.splitlines():
-        if closing is not None:  # inside a marker directive: its options, its fence
-            roles.append(role)
-            stripped = line.strip()
-            if stripped and set(stripped) == {closing[0]} and len(stripped) >= len(closing):
-                closing = None
-            continue
-        match = _MARKER.match(line)
-        if match is None:
-            roles.append("sol" if inside else "out")
-            continue
-        closing, kind = match.group(1), match.group(2)
-        if kind == "solution-start" and inside:
-            raise SolutionMarkerError(f"{where}: solution-start inside a solution")
-        if kind == "solution-end" and not inside:
-            raise SolutionMarkerError(f"{where}: solution-end without solution-start")
-        inside = kind == "solution-start"
-        role = "start" if inside else "end"
-        roles.append(role)
-    if closing is not None:
-        raise SolutionMarkerError(f"{where}: a solution marker directive is not closed")
-    return roles, inside
+SolutionMarkerError = solution_spans.SolutionMarkerError
+_line_roles = solution_spans.line_roles
 
 
 def _solution_before_end(lines: list[str], roles: list[str]) -> bool:
@@ -413,13 +389,18 @@ def _set_collapsed(cell: dict, hidden: bool) -> None:
         meta["jupyter"] = jup
     else:
         meta.pop("jupyter", None)
-    if hidden and cell["cell_type"] == "markdown":
-        # JupyterLab labels a collapsed cell with the first line of its source; an
-        # empty first line (invisible in every Markdown renderer) keeps the solution's
-        # first sentence out of that label.
-        text = _source_text(cell)
-        if not text.startswith("\n"):
-            cell["source"] = _to_lines("\n" + text)
+    # JupyterLab labels a collapsed cell's bar with the first line of its source.
+    text = _source_text(cell)
+    if hidden and cell["cell_type"] == "markdown" and not text.startswith("\n"):
+        # an empty first line, invisible in every Markdown renderer
+        cell["source"] = _to_lines("\n" + text)
+    elif cell["cell_type"] == "code" and not text.startswith("%%"):  # a cell magic
+        first, _, rest = text.partition("\n")
+        if hidden and first != CODE_BAR:
+            # ruff format removes an empty first line: a neutral comment instead
+            cell["source"] = _to_lines(CODE_BAR + "\n" + text)
+        elif not hidden and first == CODE_BAR:
+            cell["source"] = _to_lines(rest)
 
 
 def with_collapsed_solutions(cells: list[dict], where: str = "notebook") -> list[dict]:

@@ -10,6 +10,7 @@ from lib.labs import LabError, check
 @pytest.fixture(autouse=True)
 def instructor_mode(monkeypatch):
     monkeypatch.delenv(labs.STUDENT_ENV, raising=False)
+    monkeypatch.setattr(labs, "_student_override", None)
 
 
 def test_pass_on_scalars_arrays_and_tuples(capsys):
@@ -108,6 +109,46 @@ def test_student_mode_never_raises(capsys, monkeypatch):
     assert not labs.student_mode()
 
 
+def test_set_student_mode_overrides_the_environment(capsys, monkeypatch):
+    labs.set_student_mode()  # what the student notebooks' hidden cell does
+    assert labs.student_mode()
+    check(lambda x: x + 1, lambda x: x, [(1.0,)], name="lenient")
+    assert capsys.readouterr().out.startswith("FAIL: lenient: case 1 of 1")
+    monkeypatch.setenv(labs.STUDENT_ENV, "1")
+    labs.set_student_mode(False)
+    assert not labs.student_mode()
+    with pytest.raises(LabError, match="FAIL: strict"):
+        check(lambda x: x + 1, lambda x: x, [(1.0,)], name="strict")
+    labs.set_student_mode(None)
+    assert labs.student_mode()  # the environment decides again
+    with pytest.raises(TypeError, match="on must be True, False or None; got 1"):
+        labs.set_student_mode(1)
+
+
+@pytest.mark.parametrize("student", [False, True], ids=["strict", "student"])
+def test_one_fail_line_per_failing_case(student, capsys):
+    def wrong_at_odd(x):
+        if x == 1.0:
+            raise ZeroDivisionError("division by zero")
+        return x + 1.0 if x == 3.0 else x
+
+    cases = [(0.0,), (1.0,), (2.0,), (3.0,)]
+    labs.set_student_mode(student)
+    if student:
+        check(wrong_at_odd, lambda x: x, cases, name="id")
+        out = capsys.readouterr().out
+    else:
+        with pytest.raises(LabError) as info:
+            check(wrong_at_odd, lambda x: x, cases, name="id")
+        out = str(info.value)
+        assert out in capsys.readouterr().out
+    lines = out.strip().splitlines()
+    assert len(lines) == 2, out
+    assert lines[0].startswith("FAIL: id: case 2 of 4 (1.0): your function raised ")
+    assert "ZeroDivisionError: division by zero" in lines[0]
+    assert lines[1].startswith("FAIL: id: case 4 of 4 (3.0): the output differs")
+
+
 def test_generators_are_copied_so_both_draw_the_same():
     check(
         lambda rng, n: rng.standard_normal(n),
@@ -186,8 +227,15 @@ class _BadEq:
         (_exit, "your function raised SystemExit: 3"),
         (_generator_exit, "your function raised GeneratorExit: closed"),
     ],
-    ids=["str-array", "np-str", "str", "object-array", "bad-eq",
-         "sys-exit", "generator-exit"],
+    ids=[
+        "str-array",
+        "np-str",
+        "str",
+        "object-array",
+        "bad-eq",
+        "sys-exit",
+        "generator-exit",
+    ],
 )
 def test_reader_mistakes_are_fail_verdicts(reader, text, student, capsys, monkeypatch):
     if student:

@@ -1,0 +1,411 @@
+"""Grade students' submitted notebooks by their coding-lab verdicts.
+
+Each submission is run from top to bottom in a fresh kernel (``nbclient``), in the
+student edition (``LIB_LABS_STUDENT=1`` for the kernel, so no check stops the run), with
+a time limit for the whole notebook. A cell that raises does not stop the run (the
+later labs are still graded; the report counts the cells that raised); a notebook that
+cannot be read, runs out of time or kills its kernel is reported as such, with the
+verdicts printed before that point. Nothing in a submission can stop the grading of
+the others.
+
+The verdict of each lab is read from the lines its check printed (see
+:func:`lib.labs.check`): ``PASS``, ``FAIL`` (with the number of failing cases),
+``NOT ATTEMPTED``, ``LAB ERROR``, or ``NO VERDICT`` when the check never ran. Which labs a
+notebook has is read from its ``lib_labs`` metadata (written by ``make student``) or,
+failing that, from the ``labs.check`` calls in its code. A passed lab earns
+``--points`` points (default 1).
+
+Written to ``--out`` (default ``_build/grades``):
+
+- ``grades.csv``: one row per student, notebook and lab (student, notebook, run,
+  lab, verdict, failing_cases, points, max_points, detail);
+- ``grades.md`` and ``grades.html``: a table per notebook, one row per student (run
+  status, each lab's verdict, points), and each student's total;
+- ``executed/<student>/<notebook>``: the executed copies, to see what a student saw.
+
+The student is the name of the folder that holds the notebook
+(``submissions/alice/finite_data.ipynb``), or the file name when all submissions sit
+in one folder (``submissions/alice.ipynb``).
+
+Usage (``make grade SUBMISSIONS="submissions/*/*.ipynb"`` runs it)::
+
+    python scripts/grade_labs.py [--out DIR] [--timeout SECONDS] NOTEBOOK...
+
+Submissions run with the grader's permissions: grade untrusted notebooks in a
+container or a throwaway account.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbclient
+import nbformat
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
+    sys.path.insert(0, str(_HERE))
+import make_student
+
+ROOT = _HERE.parent
+STATUSES = ("PASS", "FAIL", "NOT ATTEMPTED", "LAB ERROR")
+NO_VERDICT = "NO VERDICT"
+_CSS = (
+    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
+    "margin-bottom:2em}th,td{border:1px solid #999;padding:.3em .6em;"
+    "text-align:left}th{background:#f0f0f0}"
+)
+_LINE = re.compile(r"^(PASS|FAIL|NOT ATTEMPTED|LAB ERROR): (.*)$")
+
+
+@dataclass
+class LabResult:
+    """The verdict of one lab in one submission."""
+
+    lab: str
+    verdict: str = NO_VERDICT
+    failing_cases: int = 0
+    detail: str = ""
+
+
+@dataclass
+class Submission:
+    """One graded notebook."""
+
+    student: str
+    path: Path
+    run: str = "ok"  # ok, "N cells raised", timed out, kernel died, unreadable, ...
+    labs: list[LabResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def points(self, per_lab: float) -> float:
+        """Points earned: ``per_lab`` for every passed lab."""
+        return per_lab * sum(r.verdict == "PASS" for r in self.labs)
+
+
+def students(paths: list[Path]) -> list[str]:
+    """The student of each submission: its folder's name, or its file name.
+
+    The file name (without ``.ipynb``) is used when all submissions are in one folder.
+    """
+    parents = {p.resolve().parent for p in paths}
+    if len(parents) <= 1:
+        return [p.stem for p in paths]
+    return [p.resolve().parent.name for p in paths]
+
+
+def expected_labs(nb: nbformat.NotebookNode) -> list[str]:
+    """The labs of a notebook: its ``lib_labs`` metadata, else its check calls."""
+    meta = nb.metadata.get(make_student.METADATA_KEY) or {}
+    names = meta.get("labs") if isinstance(meta, dict) else None
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        return list(dict.fromkeys(names))
+    return list(dict.fromkeys(make_student.lab_names(nb)))
+
+
+def verdicts(nb: nbformat.NotebookNode, labs: list[str]) -> list[LabResult]:
+    """Read each lab's verdict from the printed output of an executed notebook.
+
+    A check prints its verdict lines into one output; when a lab was checked more
+    than once, the last check counts. Lines naming no lab of ``labs`` are ignored.
+    """
+    results = {name: LabResult(name) for name in labs}
+    # longest names first, so that a name that is a prefix of another cannot steal it
+    ordered = sorted(labs, key=len, reverse=True)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "stream" or output.get("name") != "stdout":
+                continue
+            found: dict[str, list[tuple[str, str]]] = {}
+            for line in output.get("text", "").splitlines():
+                match = _LINE.match(line)
+                if match is None:
+                    continue
+                status, rest = match.groups()
+                name = next((n for n in ordered if rest.startswith(f"{n}: ")), None)
+                if name is not None:
+                    found.setdefault(name, []).append((status, rest[len(name) + 2 :]))
+            for name, lines in found.items():
+                statuses = [s for s, _ in lines]
+                # the worst status of this check: FAIL lines come one per case
+                status = next(
+                    s
+                    for s in ("LAB ERROR", "FAIL", "NOT ATTEMPTED", "PASS")
+                    if s in statuses
+                )
+                details = [d for s, d in lines if s == status]
+                results[name] = LabResult(
+                    name,
+                    status,
+                    failing_cases=len(details) if status == "FAIL" else 0,
+                    detail=details[0],
+                )
+    return [results[name] for name in labs]
+
+
+def run_notebook(
+    nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3"
+) -> str:
+    """Execute ``nb`` in place in a fresh kernel; return the run status.
+
+    Every cell runs even if an earlier one raised. The whole notebook gets ``timeout``
+    seconds (each cell the time that is left). The kernel runs in ``workdir`` with
+    ``LIB_LABS_STUDENT=1``. Returns ``"ok"``, ``"<n> cell(s) raised"``,
+    ``"timed out after <t> s"``, ``"kernel died"`` or ``"could not run: <error>"``.
+    """
+    deadline = time.monotonic() + timeout
+
+    def remaining(cell: nbformat.NotebookNode) -> int:
+        return max(1, int(deadline - time.monotonic() + 0.999))
+
+    client = nbclient.NotebookClient(
+        nb,
+        timeout_func=remaining,
+        kernel_name=kernel,
+        allow_errors=True,
+        interrupt_on_timeout=False,
+        shutdown_kernel="immediate",
+        resources={"metadata": {"path": str(workdir)}},
+    )
+    env = dict(os.environ, LIB_LABS_STUDENT="1")
+    try:
+        client.execute(env=env)
+    except CellTimeoutError:
+        return f"timed out after {timeout:g} s"
+    except DeadKernelError:
+        return "kernel died"
+    except Exception as err:  # noqa: BLE001 - a broken submission is a result, not a crash
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        return f"could not run: {type(err).__name__}: {first}"
+    raised = sum(
+        any(o.get("output_type") == "error" for o in c.get("outputs", []))
+        for c in nb.cells
+        if c.cell_type == "code"
+    )
+    return "ok" if raised == 0 else f"{raised} cell{'s' if raised > 1 else ''} raised"
+
+
+def grade(
+    paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "python3"
+) -> list[Submission]:
+    """Run and grade every submission; write the executed copies under ``out``.
+
+    Parameters
+    ----------
+    paths : list of pathlib.Path
+        The submitted notebooks.
+    out : pathlib.Path
+        The output folder (``executed/`` is written there).
+    timeout : float, optional
+        Seconds allowed for each whole notebook (> 0).
+    kernel : str, optional
+        The Jupyter kernel to run them in.
+
+    Returns
+    -------
+    list of Submission
+        One per path, in order.
+    """
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError(f"timeout must be a number of seconds > 0; got {timeout!r}")
+    results = []
+    for path, student in zip(paths, students(paths)):
+        sub = Submission(student, path)
+        start = time.monotonic()
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as err:  # noqa: BLE001 - not JSON, not a notebook, missing
+            sub.run = f"unreadable: {type(err).__name__}: {str(err)[:200]}"
+            results.append(sub)
+            print(f"{student}: {path}: {sub.run}", flush=True)
+            continue
+        labs = expected_labs(nb)
+        with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
+            sub.run = run_notebook(nb, Path(tmp), timeout, kernel)
+        sub.seconds = time.monotonic() - start
+        sub.labs = verdicts(nb, labs)
+        target = out / "executed" / student / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+        summary = ", ".join(f"{r.lab}: {r.verdict}" for r in sub.labs) or "no labs"
+        print(
+            f"{student}: {path.name}: {sub.run} ({sub.seconds:.0f} s); {summary}",
+            flush=True,
+        )
+        results.append(sub)
+    return results
+
+
+def write_csv(subs: list[Submission], path: Path, per_lab: float) -> None:
+    """One row per student, notebook and lab (a row with an empty lab if none)."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(
+            [
+                "student",
+                "notebook",
+                "run",
+                "lab",
+                "verdict",
+                "failing_cases",
+                "points",
+                "max_points",
+                "detail",
+            ]
+        )
+        for sub in subs:
+            for r in sub.labs or [LabResult("", "")]:
+                points = per_lab if r.verdict == "PASS" else 0
+                writer.writerow(
+                    [
+                        sub.student,
+                        sub.path.name,
+                        sub.run,
+                        r.lab,
+                        r.verdict,
+                        r.failing_cases,
+                        f"{points:g}",
+                        f"{per_lab if r.lab else 0:g}",
+                        r.detail,
+                    ]
+                )
+
+
+def _cell(r: LabResult) -> str:
+    if r.verdict == "FAIL":
+        return f"FAIL ({r.failing_cases} case{'s' if r.failing_cases != 1 else ''})"
+    return r.verdict
+
+
+def _tables(
+    subs: list[Submission], per_lab: float
+) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(notebook, header, rows) for each notebook name, then the totals table."""
+    tables = []
+    for name in dict.fromkeys(s.path.name for s in subs):
+        group = [s for s in subs if s.path.name == name]
+        labs = list(dict.fromkeys(r.lab for s in group for r in s.labs))
+        header = ["student", "run", *labs, "points"]
+        rows = []
+        for s in group:
+            by_lab = {r.lab: r for r in s.labs}
+            cells = [_cell(by_lab[lab]) if lab in by_lab else "" for lab in labs]
+            rows.append(
+                [
+                    s.student,
+                    s.run,
+                    *cells,
+                    f"{s.points(per_lab):g} / {per_lab * len(s.labs):g}",
+                ]
+            )
+        tables.append((name, header, rows))
+    totals = []
+    for student in dict.fromkeys(s.student for s in subs):
+        mine = [s for s in subs if s.student == student]
+        got = sum(s.points(per_lab) for s in mine)
+        top = sum(per_lab * len(s.labs) for s in mine)
+        totals.append([student, str(len(mine)), f"{got:g} / {top:g}"])
+    tables.append(("Totals", ["student", "notebooks", "points"], totals))
+    return tables
+
+
+def write_markdown(subs: list[Submission], path: Path, per_lab: float) -> None:
+    """The summary as Markdown tables."""
+    lines = [
+        "# Lab grades",
+        "",
+        f"{len(subs)} submission(s); {per_lab:g} point(s) per passed lab.",
+        "",
+    ]
+    for title, header, rows in _tables(subs, per_lab):
+        lines += [
+            f"## {title}",
+            "",
+            "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header),
+        ]
+        lines += [
+            "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows
+        ]
+        lines.append("")
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def write_html(subs: list[Submission], path: Path, per_lab: float) -> None:
+    """The summary as one self-contained HTML page (printable, no scripts)."""
+    colour = {
+        "PASS": "#d9f2d9",
+        "FAIL": "#f8d7d7",
+        "NOT ATTEMPTED": "#eeeeee",
+        "LAB ERROR": "#fde9c9",
+        NO_VERDICT: "#fde9c9",
+    }
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Lab grades</title><style>",
+        _CSS,
+        "</style></head><body>",
+        "<h1>Lab grades</h1>",
+        f"<p>{len(subs)} submission(s); {per_lab:g} point(s) per passed lab.</p>",
+    ]
+    for title, header, rows in _tables(subs, per_lab):
+        parts.append(f"<h2>{html.escape(title)}</h2><table><tr>")
+        parts += [f"<th>{html.escape(h)}</th>" for h in header]
+        parts.append("</tr>")
+        for row in rows:
+            parts.append("<tr>")
+            for c in row:
+                bg = colour.get(c.split(" (")[0])
+                style = f' style="background:{bg}"' if bg else ""
+                parts.append(f"<td{style}>{html.escape(c)}</td>")
+            parts.append("</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="+", type=Path, help="submitted notebooks")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "grades")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds allowed for each whole notebook (default 600)",
+    )
+    parser.add_argument(
+        "--points", type=float, default=1.0, help="points per passed lab (default 1)"
+    )
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
+    args = parser.parse_args(argv)
+    if args.timeout <= 0 or args.points <= 0:
+        parser.error("--timeout and --points must be > 0")
+    out = args.out.resolve()
+    if (out / "executed").exists():
+        shutil.rmtree(out / "executed")
+    out.mkdir(parents=True, exist_ok=True)
+    subs = grade(args.notebooks, out, args.timeout, args.kernel)
+    write_csv(subs, out / "grades.csv", args.points)
+    write_markdown(subs, out / "grades.md", args.points)
+    write_html(subs, out / "grades.html", args.points)
+    print(f"grades in {out / 'grades.csv'}, {out / 'grades.md'}, {out / 'grades.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

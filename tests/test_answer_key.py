@@ -1,0 +1,98 @@
+"""Tests for scripts/answer_key.py: the printable answer key from the built book."""
+
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "answer_key", ROOT / "scripts/answer_key.py"
+)
+answer_key = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(answer_key)
+
+PAGE = """<!DOCTYPE html><html><head><title>{title} — The Book</title>
+<link rel="stylesheet" href="{up}_static/book.css"><script src="{up}_static/mj.js"></script>
+</head><body><main><article><h1>{title}<a class="headerlink" href="#t">#</a></h1>
+{body}</article></main></body></html>"""
+CHAPTER = """
+<p>Text.</p>
+<div class="exercise admonition" id="ex-a"><p>Exercise 1</p></div>
+<div class="solution dropdown admonition" id="s-1"><p>Solution to
+<a href="#ex-a">Exercise 1</a></p><p>See <a href="#eq-1">(1)</a> and
+<a href="other.html#x">there</a>.</p><img src="../_images/f.png">
+<div class="cell docutils container"><pre>print(1)</pre></div></div>
+<div class="exercise admonition" id="lab-b"><p>Lab</p></div>
+<div class="cell tag_lab-solution docutils container"><pre>def f(): return 1</pre></div>
+<div class="cell docutils container"><pre>labs.check(...)</pre></div>
+"""
+
+
+def _book(tmp_path):
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nparts:\n- chapters:\n"
+        "  - file: book/chapter\n  - file: book/empty.ipynb\n"
+    )
+    html = tmp_path / "_build" / "html"
+    (html / "book").mkdir(parents=True)
+    (html / "intro.html").write_text(
+        PAGE.format(title="Intro", body="<p>Hi</p>", up="")
+    )
+    (html / "book" / "chapter.html").write_text(
+        PAGE.format(title="The chapter", body=CHAPTER, up="../")
+    )
+    (html / "book" / "empty.html").write_text(
+        PAGE.format(title="No exercises", body="", up="../")
+    )
+    return html
+
+
+def test_key_gathers_exercises_and_opened_solutions_in_order(tmp_path):
+    html = _book(tmp_path)
+    out = tmp_path / "_build" / "answer_key"
+    path, n_ex, n_sol = answer_key.build(html, out, root=tmp_path)
+    assert (n_ex, n_sol) == (2, 2)
+    soup = BeautifulSoup(path.read_text(), "html.parser")
+    chapters = soup.select("section.key-chapter")
+    assert [c.h2.get_text(strip=True) for c in chapters] == ["The chapter"]
+    items = chapters[0].select(answer_key.SELECT)
+    assert [i.get("id") or "lab-code" for i in items] == [
+        "ex-a",
+        "s-1",
+        "lab-b",
+        "lab-code",
+    ]
+    assert "labs.check" not in path.read_text()  # only the lab's solution cell
+    assert not soup.select(".dropdown")  # printed open
+    links = {a.get_text(strip=True): a["href"] for a in soup.select("a")}
+    assert links["(1)"] == "../html/book/chapter.html#eq-1"
+    assert links["there"] == "../html/book/other.html#x"
+    assert soup.select_one("img")["src"] == "../html/_images/f.png"
+    assert soup.select_one("link[rel=stylesheet]")["href"] == "../html/_static/book.css"
+    assert soup.title.string == "Answer key"
+
+
+def test_key_needs_the_built_book(tmp_path):
+    html = _book(tmp_path)
+    for page in html.rglob("*.html"):
+        page.unlink()
+    with pytest.raises(FileNotFoundError, match="make book"):
+        answer_key.build(html, tmp_path / "key", root=tmp_path)
+
+
+def test_key_of_the_built_book(tmp_path):
+    html = ROOT / "_build" / "html"
+    if not (html / "book" / "hermite" / "basics.html").exists():
+        pytest.skip("the book is not built (make book)")
+    _, n_ex, n_sol = answer_key.build(html, tmp_path)
+    exercises = labs = starts = 0
+    for nb_path in (ROOT / "book").rglob("*.ipynb"):
+        for cell in nbformat.read(nb_path, as_version=4).cells:
+            exercises += cell.source.count("{exercise}")
+            starts += cell.source.count("{solution-start}")
+            labs += "lab-solution" in cell.metadata.get("tags", [])
+    assert n_ex == exercises
+    assert n_sol == starts + labs

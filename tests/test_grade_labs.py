@@ -1,0 +1,158 @@
+"""Tests for scripts/grade_labs.py: grading submitted student notebooks."""
+
+import csv
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "grade_labs", ROOT / "scripts/grade_labs.py"
+)
+grade_labs = importlib.util.module_from_spec(_spec)
+sys.modules["grade_labs"] = grade_labs  # dataclasses look their module up there
+_spec.loader.exec_module(grade_labs)
+make_student = grade_labs.make_student
+
+md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+LAB = {"tags": ["lab-solution"]}
+
+
+def _instructor_notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        code("import numpy as np\n\nfrom lib import labs"),
+        md("````{exercise} Lab: doubling\n:label: lab-double\nWrite it.\n````"),
+        code(
+            'def double(x):\n    """Twice x."""\n    # --- solution ---\n'
+            "    return 2 * x\n    # --- end solution ---\n",
+            metadata=LAB,
+        ),
+        code(
+            "labs.check(double, lambda x: x + x, [(1.0,), (np.arange(3.0),)], "
+            'name="doubling")'
+        ),
+        md("````{exercise} Lab: squaring\n:label: lab-square\nWrite it.\n````"),
+        code(
+            'def square(x):\n    """x squared."""\n    # --- solution ---\n'
+            "    return x * x\n    # --- end solution ---\n",
+            metadata=LAB,
+        ),
+        code('labs.check(square, lambda x: x**2, [(2.0,), (-3.0,)], name="squaring")'),
+    ]
+    return nb
+
+
+def _submission(double=None, square=None, extra_before_square=None):
+    """The student notebook with the skeletons filled in (None: left unfinished)."""
+    nb = make_student.student_notebook(_instructor_notebook(), "book/toy.ipynb")
+    for cell in nb.cells:
+        body = {"def double": double, "def square": square}.get(cell.source[:10])
+        if body is not None:
+            cell.source = cell.source.replace("    ...\n", f"    {body}\n")
+    if extra_before_square is not None:
+        at = next(
+            i for i, c in enumerate(nb.cells) if c.source.startswith("def square")
+        )
+        nb.cells.insert(at, code(extra_before_square))
+    return nb
+
+
+def test_student_notebook_names_its_labs():
+    nb = _submission()
+    assert grade_labs.expected_labs(nb) == ["doubling", "squaring"]
+    del nb.metadata["lib_labs"]  # a notebook without the metadata: its check calls
+    assert grade_labs.expected_labs(nb) == ["doubling", "squaring"]
+
+
+def test_students_are_folders_or_file_names(tmp_path):
+    flat = [tmp_path / "alice.ipynb", tmp_path / "bob.ipynb"]
+    assert grade_labs.students(flat) == ["alice", "bob"]
+    nested = [tmp_path / "alice" / "ch4.ipynb", tmp_path / "bob" / "ch4.ipynb"]
+    assert grade_labs.students(nested) == ["alice", "bob"]
+
+
+def _executed(*texts):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        code("", outputs=[nbformat.v4.new_output("stream", name="stdout", text=t)])
+        for t in texts
+    ]
+    return nb
+
+
+def test_verdicts_are_read_from_the_printed_lines():
+    nb = _executed(
+        "NOT ATTEMPTED: a: your function returned None on every case; ...\n",
+        "FAIL: a: case 1 of 3 (1.0): the output differs\n"
+        "FAIL: a: case 3 of 3 (2.0): your function raised ValueError: x\n",
+        "PASS: a b: agrees with the reference on all 2 cases (...).\n"
+        "PASS: unknown lab: agrees\n",
+    )
+    got = grade_labs.verdicts(nb, ["a", "a b", "c"])
+    assert [(r.lab, r.verdict, r.failing_cases) for r in got] == [
+        ("a", "FAIL", 2),  # the last check of a lab counts
+        ("a b", "PASS", 0),
+        ("c", grade_labs.NO_VERDICT, 0),
+    ]
+    assert got[0].detail == "case 1 of 3 (1.0): the output differs"
+
+
+@pytest.mark.slow
+def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
+    subs = {
+        "alice": _submission("return 2 * x", "return x * x"),  # right
+        "bob": _submission("return 3 * x"),  # wrong, second lab unfinished
+        "carol": _submission(  # raises, in a lab and in a cell of its own
+            'raise RuntimeError("oops")', "return x * x", "undefined_name + 1"
+        ),
+        "dave": _submission(  # hangs before the second lab
+            "return 2 * x", "return x * x", "import time\n\ntime.sleep(600)"
+        ),
+    }
+    paths = []
+    for student, nb in subs.items():
+        path = tmp_path / "submissions" / student / "toy.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+        paths.append(path)
+    broken = tmp_path / "submissions" / "erin" / "toy.ipynb"
+    broken.parent.mkdir()
+    broken.write_text("{ not a notebook")
+    paths.append(broken)
+
+    out = tmp_path / "grades"
+    assert (
+        grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "60"]) == 0
+    )
+
+    with open(out / "grades.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    table = {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
+    assert table == {
+        ("alice", "doubling"): ("PASS", "1"),
+        ("alice", "squaring"): ("PASS", "1"),
+        ("bob", "doubling"): ("FAIL", "0"),
+        ("bob", "squaring"): ("NOT ATTEMPTED", "0"),
+        ("carol", "doubling"): ("FAIL", "0"),
+        ("carol", "squaring"): ("PASS", "1"),
+        ("dave", "doubling"): ("PASS", "1"),
+        ("dave", "squaring"): (grade_labs.NO_VERDICT, "0"),
+        ("erin", ""): ("", "0"),
+    }
+    run = {r["student"]: r["run"] for r in rows}
+    assert run["alice"] == run["bob"] == "ok"
+    assert run["carol"] == "1 cell raised"
+    assert run["dave"] == "timed out after 60 s"
+    assert run["erin"].startswith("unreadable")
+    failing = {r["student"]: r["failing_cases"] for r in rows if r["lab"] == "doubling"}
+    assert failing["bob"] == failing["carol"] == "2"
+    summary = (out / "grades.md").read_text()
+    assert "| alice | 1 | 2 / 2 |" in summary  # the totals: 1 notebook, 2 of 2
+    assert "| carol | ok" not in summary and "FAIL (2 cases)" in summary
+    page = (out / "grades.html").read_text()
+    assert page.count("<tr>") == 5 + 1 + 5 + 1  # toy table, totals table
+    assert (out / "executed" / "alice" / "toy.ipynb").exists()
