@@ -223,45 +223,21 @@ def _compare(got: Any, expected: Any, where: str, rtol: float, atol: float) -> f
         if not isinstance(got, Mapping):
             raise _Mismatch(f"{label} should be a dict; got {type(got).__name__}")
         if set(got) != set(expected):
-            raise _Mismatch(
-                f"{label} should have the keys {sorted(map(str, expected))}; "
-                f"got {sorted(map(str, got))}"
-            )
-        return max(
-            [
-                _compare(got[k], expected[k], f"{label}[{k!r}]", rtol, atol)
-                for k in expected
-            ]
-            + [0.0]
-        )
-    if isinstance(expected, tuple) or (
-        isinstance(expected, list) and not _is_numeric(expected)
-    ):
+            raise _Mismatch(f"{label} should have the keys {sorted(map(str, expected))}; got {sorted(map(str, got))}")
+        return max([_compare(got[k], expected[k], f"{label}[{k!r}]", rtol, atol) for k in expected] + [0.0])
+    if isinstance(expected, tuple) or (isinstance(expected, list) and not _is_numeric(expected)):
         if not isinstance(got, (tuple, list)):
-            raise _Mismatch(
-                f"{label} should be a tuple of {len(expected)} values; "
-                f"got {type(got).__name__}"
-            )
+            raise _Mismatch(f"{label} should be a tuple of {len(expected)} values; got {type(got).__name__}")
         if len(got) != len(expected):
-            raise _Mismatch(
-                f"{label} should have {len(expected)} entries; got {len(got)}"
-            )
-        return max(
-            [
-                _compare(g, e, f"{label}[{i}]", rtol, atol)
-                for i, (g, e) in enumerate(zip(got, expected))
-            ]
-            + [0.0]
-        )
+            raise _Mismatch(f"{label} should have {len(expected)} entries; got {len(got)}")
+        return max([_compare(g, e, f"{label}[{i}]", rtol, atol) for i, (g, e) in enumerate(zip(got, expected))] + [0.0])
     if isinstance(expected, (str, bytes)):
         if got != expected:
             raise _Mismatch(f"{label} should be {expected!r}; got {_describe(got)}")
         return 0.0
     if not _is_numeric(expected):
         if got != expected:
-            raise _Mismatch(
-                f"{label} should be {_describe(expected)}; got {_describe(got)}"
-            )
+            raise _Mismatch(f"{label} should be {_describe(expected)}; got {_describe(got)}")
         return 0.0
     if got is None:
         raise _Mismatch(f"{label} is None; the reference returns a value here")
@@ -269,10 +245,7 @@ def _compare(got: Any, expected: Any, where: str, rtol: float, atol: float) -> f
         kind = type(got).__name__
         if isinstance(got, (np.ndarray, np.generic)):
             kind += f" of dtype {got.dtype}"
-        raise _Mismatch(
-            f"{label} should be a number or an array; got {kind} {_describe(got)}, "
-            "which is not numeric"
-        )
+        raise _Mismatch(f"{label} should be a number or an array; got {kind} {_describe(got)}, which is not numeric")
     exp = np.asarray(expected)
     arr = np.asarray(got)
     if arr.shape != exp.shape:
@@ -446,9 +419,7 @@ def check(
             raise LabError(message)
 
     def lab_bug(text: str) -> None:
-        message = (
-            f"LAB ERROR: {name}: {text} This is a bug in the lab, not in your code."
-        )
+        message = f"LAB ERROR: {name}: {text} This is a bug in the lab, not in your code."
         print(message)
         raise LabDefinitionError(message)
 
@@ -456,8 +427,7 @@ def check(
         why = _binds(reference_fn, case)
         if why is not None:
             lab_bug(
-                f"case {k} of {n} ({_describe_case(case)}) does not fit the reference "
-                f"function's arguments ({why})."
+                f"case {k} of {n} ({_describe_case(case)}) does not fit the reference function's arguments ({why})."
             )
 
     results = []
@@ -476,17 +446,13 @@ def check(
 
     if all(r[3] is not None for r in results):
         first = results[0][3]
-        lab_bug(
-            f"the reference raises on every case (case 1 of {n}: {_exc_text(first)}), "
-            "so no case checks a value."
-        )
+        lab_bug(f"the reference raises on every case (case 1 of {n}: {_exc_text(first)}), so no case checks a value.")
 
     attempted = any(got is not None or exc is not None for *_, got, exc in results)
     if not attempted and any(r[3] is None and r[2] is not None for r in results):
         verdict(
             "NOT ATTEMPTED",
-            "your function returned None on every case; write its body (replace the "
-            "`...`) and run this cell again.",
+            "your function returned None on every case; write its body (replace the `...`) and run this cell again.",
         )
         return
 
@@ -507,9 +473,7 @@ def check(
                 )
             continue
         if exc is not None:
-            failures.append(
-                f"{head}: your function raised {_exc_text(exc)}{_where_raised(exc)}."
-            )
+            failures.append(f"{head}: your function raised {_exc_text(exc)}{_where_raised(exc)}.")
             continue
         try:
             worst = max(worst, _compare(got, expected, "", rtol, atol))
@@ -525,7 +489,6 @@ def check(
         return
     verdict(
         "PASS",
-        f"agrees with the reference on all {n} case{'s' if n != 1 else ''} "
-        f"(largest absolute error {worst:.3g}).",
+        f"agrees with the reference on all {n} case{'s' if n != 1 else ''} (largest absolute error {worst:.3g}).",
     )
     return

@@ -53,8 +53,7 @@ TEACHER_COLORS: dict[str, str] = {
     "offset": "#7F3C8D",
 }
 
-_CYCLE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-          "#999999"]
+_CYCLE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"]
 
 #: Width of the text column of the HTML book in inches (at 96 CSS px per inch): the
 #: article of sphinx-book-theme 1.3 is 660 px wide in a 1280 px window (measured with
@@ -76,8 +75,7 @@ _SWEEP_DASHES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1))]
 
 #: Colours for the curves of a parameter sweep (kappa = 0.25, 0.5, 1, ...), in order:
 #: Okabe-Ito hues, neighbours far apart in hue and in lightness.
-SWEEP_COLORS: list[str] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9",
-                           "#CC79A7"]
+SWEEP_COLORS: list[str] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7"]
 
 
 def color_for(name: str, index: int = 0) -> str:
@@ -180,8 +178,9 @@ def use_book_style() -> None:
     _use_vector_output()
 
 
-def figure_size(ncols: int = 1, nrows: int = 1, width: float | None = None,
-                height: float | None = None) -> tuple[float, float]:
+def figure_size(
+    ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None
+) -> tuple[float, float]:
     """Size ``(width, height)`` in inches of a book figure with ``nrows x ncols`` panels.
 
     The width is :data:`COLUMN_WIDTH` unless a narrower ``width`` is asked for. A request
@@ -224,8 +223,7 @@ def figure_size(ncols: int = 1, nrows: int = 1, width: float | None = None,
     return float(width), default_height if height is None else float(height)
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None,
-               height: float | None = None, **kwargs: Any):
+def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None, **kwargs: Any):
     """Create a figure with the book's style and return ``(fig, axes)``.
 
     Parameters
@@ -278,7 +276,9 @@ def theory_line(ax, x, y, *, label: str | None = None, color: str | None = None,
     return ax.plot(x, y, label=label, color=color, **kwargs)
 
 
-def sim_points(ax, x, mean, err=None, *, label: str | None = None, color: str | None = None, marker: str = "o", **kwargs: Any):
+def sim_points(
+    ax, x, mean, err=None, *, label: str | None = None, color: str | None = None, marker: str = "o", **kwargs: Any
+):
     """Draw simulation results as markers with error bars (no connecting line).
 
     Parameters
@@ -394,8 +394,9 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
     coefficient_stems(left, a, color=color)
     z = np.linspace(-z_max, z_max, 701)
     right.plot(z, link(z), color="0.2", lw=2.2, label=link.label)
-    right.plot(z, hermite.partial_sum(a, z), "--", color=color, lw=1.8,
-               label=rf"$S_{{{degree}}}f$, $L^2$ error {error:.3g}")
+    right.plot(
+        z, hermite.partial_sum(a, z), "--", color=color, lw=1.8, label=rf"$S_{{{degree}}}f$, $L^2$ error {error:.3g}"
+    )
     right.set_xlabel(r"$z$")
     right.set_ylabel(r"$f(z)$,  $S_D f(z)$")
     right.legend(loc="best")
@@ -448,10 +449,20 @@ def task_diversity_figure(
     kappa = np.logspace(np.log10(lo), np.log10(hi), int(n_points))
     color = color_for(link.name)
     fig, ax = new_figure()
-    theory_line(ax, kappa, theory.nonlinear_icl_error(link, alpha, kappa, tau, rho, lam),
-                color=color, label=r"$e_{\mathrm{ICL}}$" + (rf" ($\lambda = {lam:g}$)" if lam > 0 else ""))
-    (idg,) = theory_line(ax, kappa, theory.nonlinear_idg_error(link, alpha, kappa, tau, rho),
-                         color=color, label=r"$e_{\mathrm{IDG}}$ (ridgeless)")
+    theory_line(
+        ax,
+        kappa,
+        theory.nonlinear_icl_error(link, alpha, kappa, tau, rho, lam),
+        color=color,
+        label=r"$e_{\mathrm{ICL}}$" + (rf" ($\lambda = {lam:g}$)" if lam > 0 else ""),
+    )
+    (idg,) = theory_line(
+        ax,
+        kappa,
+        theory.nonlinear_idg_error(link, alpha, kappa, tau, rho),
+        color=color,
+        label=r"$e_{\mathrm{IDG}}$ (ridgeless)",
+    )
     idg.set_linestyle("--")
     e_inf = theory.nonlinear_icl_error(link, alpha, np.inf, tau, rho, lam)
     if np.isfinite(e_inf):
@@ -516,8 +527,14 @@ def finite_data_figure(
     for name in names:
         color, main = color_for(name), name == link.name
         label = hermite.get_link(name).label
-        theory_line(ax, tau, theory.nonlinear_icl_error(name, alpha, kappa, tau, rho, lam),
-                    color=color, lw=1.8 if main else 1.0, label=label)
+        theory_line(
+            ax,
+            tau,
+            theory.nonlinear_icl_error(name, alpha, kappa, tau, rho, lam),
+            color=color,
+            lw=1.8 if main else 1.0,
+            label=label,
+        )
         floor = theory.nonlinear_icl_error(name, alpha, kappa, 1e12, rho)
         rho_nl = teachers.effective_noise(name, rho)
         ax.axhline(floor, color=color, ls="--", lw=1.0)
@@ -537,8 +554,18 @@ def finite_data_figure(
     return fig
 
 
-def extrapolation_panel(ax, d, mean, se=None, fit=None, *, color: str | None = None, marker: str = "o",
-                        label: str | None = None, **kwargs: Any):
+def extrapolation_panel(
+    ax,
+    d,
+    mean,
+    se=None,
+    fit=None,
+    *,
+    color: str | None = None,
+    marker: str = "o",
+    label: str | None = None,
+    **kwargs: Any,
+):
     """Finite-size data against ``1/d`` with the fitted law drawn down to ``1/d = 0``.
 
     Draws the per-``d`` means as markers with error bars (:func:`sim_points`) at
@@ -574,9 +601,8 @@ def extrapolation_panel(ax, d, mean, se=None, fit=None, *, color: str | None = N
     handle = sim_points(ax, x, mean, se, color=color, marker=marker, label=label, **kwargs)
     if fit is not None:
         xs = np.linspace(0.0, 1.04 * x.max(), 200)
-        ax.plot(xs, fit.e_inf + fit.c * xs ** fit.b, "--", color=color, lw=1.1)
-        ax.errorbar([0.0], [fit.e_inf], yerr=[fit.e_inf_se], fmt=marker, color=color, ms=4.5,
-                    mfc=color, mew=1.0)
+        ax.plot(xs, fit.e_inf + fit.c * xs**fit.b, "--", color=color, lw=1.1)
+        ax.errorbar([0.0], [fit.e_inf], yerr=[fit.e_inf_se], fmt=marker, color=color, ms=4.5, mfc=color, mew=1.0)
     return handle
 
 
@@ -659,6 +685,5 @@ def equivalence_figure(
     plain_log_ticks(ax, "y")
     ax.set_xlabel(r"$\tau = n/d^2$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
-    ax.legend(loc="upper right",
-              title=rf"$a_1 = {a1:.4g}$,  $\rho_{{\mathrm{{nl}}}} = {rho_nl:.4g}$")
+    ax.legend(loc="upper right", title=rf"$a_1 = {a1:.4g}$,  $\rho_{{\mathrm{{nl}}}} = {rho_nl:.4g}$")
     return fig

@@ -66,9 +66,7 @@ def chapter_pages(root: Path = ROOT) -> list[str]:
 
 
 def _is_local(url: str) -> bool:
-    return not (
-        url.startswith(("#", "/", "data:", "mailto:")) or "://" in url or not url
-    )
+    return not (url.startswith(("#", "/", "data:", "mailto:")) or "://" in url or not url)
 
 
 def _rebase(url: str, page_dir: str, key_dir_to_html: str) -> str:
@@ -105,11 +103,7 @@ def chapter_items(soup: BeautifulSoup) -> list[Tag]:
     for item in items:
         item = copy.copy(item)
         for node in [item, *item.select(".dropdown, .toggle-hidden")]:
-            classes = [
-                c
-                for c in node.get("class", [])
-                if c not in ("dropdown", "toggle-hidden")
-            ]
+            classes = [c for c in node.get("class", []) if c not in ("dropdown", "toggle-hidden")]
             node["class"] = classes
         for button in item.select("button.toggle-button"):
             button.decompose()
@@ -129,9 +123,7 @@ def build(html: Path, out: Path, root: Path = ROOT) -> tuple[Path, int, int]:
     """
     pages = [p for p in chapter_pages(root) if (html / f"{p}.html").exists()]
     if not pages:
-        raise FileNotFoundError(
-            f"no built chapter pages under {html}: run `make book` first"
-        )
+        raise FileNotFoundError(f"no built chapter pages under {html}: run `make book` first")
     out.mkdir(parents=True, exist_ok=True)
     to_html = Path(os.path.relpath(html, out)).as_posix()
     first = BeautifulSoup((html / f"{pages[0]}.html").read_text("utf-8"), "html.parser")

@@ -141,7 +141,7 @@ def pages_in_toc_order(root: str | Path) -> list[str]:
 
 def all_pages(root: str | Path) -> list[str]:
     """Every HTML page of the build: the TOC pages first, then the others (indexes);
-    not the slide decks of ``make slides`` (tests/test_html.py checks them apart)."""
+    not the slide decks of ``make slides`` (tests/book/test_html.py checks them apart)."""
     root = Path(root)
     pages = pages_in_toc_order(root)
     skip = ("_static/", "_sources/", "_images/", "reports/", "_downloads/", "slides/")

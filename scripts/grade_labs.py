@@ -56,7 +56,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
     sys.path.insert(0, str(_HERE))
-import make_student
+import make_student  # noqa: E402  (after the sys.path line above)
 
 ROOT = _HERE.parent
 STATUSES = ("PASS", "FAIL", "NOT ATTEMPTED", "LAB ERROR")
@@ -141,11 +141,7 @@ def verdicts(nb: nbformat.NotebookNode, labs: list[str]) -> list[LabResult]:
             for name, lines in found.items():
                 statuses = [s for s, _ in lines]
                 # the worst status of this check: FAIL lines come one per case
-                status = next(
-                    s
-                    for s in ("LAB ERROR", "FAIL", "NOT ATTEMPTED", "PASS")
-                    if s in statuses
-                )
+                status = next(s for s in ("LAB ERROR", "FAIL", "NOT ATTEMPTED", "PASS") if s in statuses)
                 details = [d for s, d in lines if s == status]
                 results[name] = LabResult(
                     name,
@@ -156,9 +152,7 @@ def verdicts(nb: nbformat.NotebookNode, labs: list[str]) -> list[LabResult]:
     return [results[name] for name in labs]
 
 
-def run_notebook(
-    nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3"
-) -> str:
+def run_notebook(nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3") -> str:
     """Execute ``nb`` in place in a fresh kernel; return the run status.
 
     Every cell runs even if an earlier one raised. The whole notebook gets ``timeout``
@@ -191,16 +185,12 @@ def run_notebook(
         first = (str(err).strip().splitlines() or [""])[0][:200]
         return f"could not run: {type(err).__name__}: {first}"
     raised = sum(
-        any(o.get("output_type") == "error" for o in c.get("outputs", []))
-        for c in nb.cells
-        if c.cell_type == "code"
+        any(o.get("output_type") == "error" for o in c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"
     )
     return "ok" if raised == 0 else f"{raised} cell{'s' if raised > 1 else ''} raised"
 
 
-def grade(
-    paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "python3"
-) -> list[Submission]:
+def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "python3") -> list[Submission]:
     """Run and grade every submission; write the executed copies under ``out``.
 
     Parameters
@@ -290,9 +280,7 @@ def _cell(r: LabResult) -> str:
     return r.verdict
 
 
-def _tables(
-    subs: list[Submission], per_lab: float
-) -> list[tuple[str, list[str], list[list[str]]]]:
+def _tables(subs: list[Submission], per_lab: float) -> list[tuple[str, list[str], list[list[str]]]]:
     """(notebook, header, rows) for each notebook name, then the totals table."""
     tables = []
     for name in dict.fromkeys(s.path.name for s in subs):
@@ -337,9 +325,7 @@ def write_markdown(subs: list[Submission], path: Path, per_lab: float) -> None:
             "| " + " | ".join(header) + " |",
             "|" + "---|" * len(header),
         ]
-        lines += [
-            "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows
-        ]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
         lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -388,9 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         default=600.0,
         help="seconds allowed for each whole notebook (default 600)",
     )
-    parser.add_argument(
-        "--points", type=float, default=1.0, help="points per passed lab (default 1)"
-    )
+    parser.add_argument("--points", type=float, default=1.0, help="points per passed lab (default 1)")
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
     args = parser.parse_args(argv)
     if args.timeout <= 0 or args.points <= 0:

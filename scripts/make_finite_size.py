@@ -234,8 +234,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "and 3, at d = 30 (the chapter's live dimension), 60 and 100; Monte Carlo test errors."
             ),
             configs=tuple(
-                Config(f"kappa={k:g}", "relu", ("teacher",), 5.0, k, 5.0, 0.1, 0.0)
-                for k in (0.1, 0.3, 1.0, 3.0)
+                Config(f"kappa={k:g}", "relu", ("teacher",), 5.0, k, 5.0, 0.1, 0.0) for k in (0.1, 0.3, 1.0, 3.0)
             ),
             dims=(30, 60, 100),
             draws={30: 4, 60: 4, 100: 4},

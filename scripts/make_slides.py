@@ -49,24 +49,35 @@ class Session:
 
 
 SESSIONS = (
-    Session("lecture-1", "Lecture 1: Hermite expansions and the model",
-            pages=("book/hermite/basics", "book/linear/model")),
-    Session("lecture-2", "Lecture 2: learning curves",
-            pages=("book/linear/learning_curves",)),
-    Session("lab-1", "Lab 1", labs=("lab-hermite-coefficients", "lab-effective-noise",
-                                    "lab-ridge-gamma", "lab-m-kappa")),
-    Session("lecture-3", "Lecture 3: the equivalence theorem",
-            pages=("book/equivalence/theorem", "book/equivalence/verification")),
-    Session("lecture-4", "Lecture 4: finite data and task diversity",
-            pages=("book/regimes/finite_data", "book/regimes/task_diversity")),
-    Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed",
-                                    "lab-td-dmmse")),
+    Session(
+        "lecture-1", "Lecture 1: Hermite expansions and the model", pages=("book/hermite/basics", "book/linear/model")
+    ),
+    Session("lecture-2", "Lecture 2: learning curves", pages=("book/linear/learning_curves",)),
+    Session(
+        "lab-1", "Lab 1", labs=("lab-hermite-coefficients", "lab-effective-noise", "lab-ridge-gamma", "lab-m-kappa")
+    ),
+    Session(
+        "lecture-3",
+        "Lecture 3: the equivalence theorem",
+        pages=("book/equivalence/theorem", "book/equivalence/verification"),
+    ),
+    Session(
+        "lecture-4",
+        "Lecture 4: finite data and task diversity",
+        pages=("book/regimes/finite_data", "book/regimes/task_diversity"),
+    ),
+    Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed", "lab-td-dmmse")),
 )
 
 LAB_PAGES = (
-    "book/hermite/basics", "book/linear/model", "book/linear/learning_curves",
-    "book/equivalence/theorem", "book/equivalence/verification",
-    "book/regimes/finite_data", "book/regimes/task_diversity", "book/beyond/spectral",
+    "book/hermite/basics",
+    "book/linear/model",
+    "book/linear/learning_curves",
+    "book/equivalence/theorem",
+    "book/equivalence/verification",
+    "book/regimes/finite_data",
+    "book/regimes/task_diversity",
+    "book/beyond/spectral",
 )
 
 
@@ -118,9 +129,11 @@ def _figure_slide(fig: Tag, page: str) -> str:
     alt = img.get("alt", "") if img else ""
     label = number.get_text(" ", strip=True) if number else ""
     img_html = _clean(img, page) if img else ""
-    return (f'<section class="figure-slide">{img_html}'
-            f'<p class="figure-caption"><strong>{html.escape(label)}</strong> '
-            f"{html.escape(alt)}</p></section>")
+    return (
+        f'<section class="figure-slide">{img_html}'
+        f'<p class="figure-caption"><strong>{html.escape(label)}</strong> '
+        f"{html.escape(alt)}</p></section>"
+    )
 
 
 def _chapter_slides(html_dir: Path, page: str) -> list[str]:
@@ -130,9 +143,13 @@ def _chapter_slides(html_dir: Path, page: str) -> list[str]:
     title = _clean(h1, page) if h1 else html.escape(page)
     sections = [h.get_text(" ", strip=True).rstrip("#").strip() for h in main.find_all("h2")]
     items = "".join(f"<li>{html.escape(s)}</li>" for s in sections[:10])
-    slides = [(f'<section class="chapter-title">{title}<ul class="sections">{items}</ul>'
-               f'<p class="source">Read: <a href="../{page}.html" target="_blank">'
-               f"the chapter in the book</a></p></section>")]
+    slides = [
+        (
+            f'<section class="chapter-title">{title}<ul class="sections">{items}</ul>'
+            f'<p class="source">Read: <a href="../{page}.html" target="_blank">'
+            f"the chapter in the book</a></p></section>"
+        )
+    ]
     selector = ", ".join(f"div.{k}" for k in STATEMENTS) + ", figure"
     for block in main.select(selector):
         if block.find_parent(class_=["solution", "exercise", "toggle-details", "dropdown"]):
@@ -155,9 +172,11 @@ def _lab_slides(html_dir: Path, labels: tuple[str, ...]) -> list[str]:
         for label in labels:
             block = main.find(id=label)
             if block is not None and label not in found:
-                found[label] = (f'<section class="lab">{_clean(block, page)}'
-                                f'<p class="source"><a href="../{page}.html#{label}" '
-                                f'target="_blank">the lab in the book</a></p></section>')
+                found[label] = (
+                    f'<section class="lab">{_clean(block, page)}'
+                    f'<p class="source"><a href="../{page}.html#{label}" '
+                    f'target="_blank">the lab in the book</a></p></section>'
+                )
     missing = [lab for lab in labels if lab not in found]
     if missing:
         raise ValueError(f"labs not found in the built book: {missing}")
@@ -207,8 +226,7 @@ def build(html_dir: Path, out: Path | None = None) -> list[Path]:
     shutil.copytree(REVEAL, out / "reveal", dirs_exist_ok=True)
     shutil.copy(STYLE, out / "book-slides.css")
     mathjax = _mathjax_config(html_dir)
-    book = html.escape(_soup(html_dir, "book/intro").title.get_text().split("—")[-1]
-                       .strip())
+    book = html.escape(_soup(html_dir, "book/intro").title.get_text().split("—")[-1].strip())
     written = []
     for session in SESSIONS:
         slides: list[str] = []
@@ -217,23 +235,23 @@ def build(html_dir: Path, out: Path | None = None) -> list[Path]:
         if session.labs:
             slides += _lab_slides(html_dir, session.labs)
         path = out / f"{session.name}.html"
-        path.write_text(PAGE.format(title=html.escape(session.title), mathjax=mathjax,
-                                    book=book, slides="\n".join(slides)),
-                        encoding="utf-8")
+        path.write_text(
+            PAGE.format(title=html.escape(session.title), mathjax=mathjax, book=book, slides="\n".join(slides)),
+            encoding="utf-8",
+        )
         written.append(path)
-    index = "".join(f'<li><a href="{p.name}">{html.escape(s.title)}</a></li>'
-                    for p, s in zip(written, SESSIONS))
+    index = "".join(f'<li><a href="{p.name}">{html.escape(s.title)}</a></li>' for p, s in zip(written, SESSIONS))
     (out / "index.html").write_text(
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Slides'
-        f'</title></head><body><h1>Slides</h1><ul>{index}</ul></body></html>',
-        encoding="utf-8")
+        f"</title></head><body><h1>Slides</h1><ul>{index}</ul></body></html>",
+        encoding="utf-8",
+    )
     return written
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--html", default=str(ROOT / "_build" / "html"),
-                        help="the built book (default _build/html)")
+    parser.add_argument("--html", default=str(ROOT / "_build" / "html"), help="the built book (default _build/html)")
     parser.add_argument("--out", default=None, help="where to write (default HTML/slides)")
     args = parser.parse_args(argv)
     for path in build(Path(args.html), Path(args.out) if args.out else None):

@@ -59,7 +59,7 @@ import yaml
 _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
     sys.path.insert(0, str(_HERE))
-import solution_spans
+import solution_spans  # noqa: E402  (after the sys.path line above)
 
 ROOT = _HERE.parent
 
@@ -88,9 +88,7 @@ class StudentEditionError(ValueError):
     """A source file cannot be turned into its student edition safely."""
 
 
-def strip_solution_markdown(
-    text: str, in_solution: bool, where: str
-) -> tuple[str, bool]:
+def strip_solution_markdown(text: str, in_solution: bool, where: str) -> tuple[str, bool]:
     """Remove the solution spans from the text of one markdown cell.
 
     Parameters
@@ -183,9 +181,7 @@ def student_notebook(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
     for i, cell in enumerate(out.cells):
         where = f"{name}, cell {i}"
         if cell.cell_type == "markdown":
-            text, in_solution_after = strip_solution_markdown(
-                cell.source, in_solution, where
-            )
+            text, in_solution_after = strip_solution_markdown(cell.source, in_solution, where)
             in_solution = in_solution_after
             if text.strip():
                 cell.source = text.strip("\n")
@@ -341,8 +337,7 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
         else:
             if path.suffix == ".md" and re.search(r"\{solution", path.read_text()):
                 raise StudentEditionError(
-                    f"{path}: solutions in a markdown page are not supported; put the "
-                    "exercises in a notebook"
+                    f"{path}: solutions in a markdown page are not supported; put the exercises in a notebook"
                 )
             shutil.copy2(path, target)
     return written
@@ -369,9 +364,7 @@ def build(out: Path, jb_flags: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
-    parser.add_argument(
-        "--no-build", action="store_true", help="only write the sources"
-    )
+    parser.add_argument("--no-build", action="store_true", help="only write the sources")
     parser.add_argument("jb_flags", nargs="*", help="flags for jupyter-book build")
     args = parser.parse_args(argv)
     out = args.out.resolve()

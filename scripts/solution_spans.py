@@ -29,9 +29,7 @@ class SolutionMarkerError(ValueError):
 def _closes(line: str, fence: str) -> bool:
     """Whether ``line`` closes a directive opened with ``fence`` (CommonMark rule)."""
     stripped = line.strip()
-    return (
-        bool(stripped) and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
-    )
+    return bool(stripped) and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
 
 
 def line_roles(text: str, inside: bool, where: str) -> tuple[list[str], bool]:
@@ -77,8 +75,7 @@ def line_roles(text: str, inside: bool, where: str) -> tuple[list[str], bool]:
         fence, kind = match.group(1), match.group(2)
         if kind == "solution":
             raise SolutionMarkerError(
-                f"{where}: a {{solution}} directive; the book uses "
-                "solution-start/solution-end spans only"
+                f"{where}: a {{solution}} directive; the book uses solution-start/solution-end spans only"
             )
         if kind == "solution-start" and inside:
             raise SolutionMarkerError(f"{where}: solution-start inside a solution")

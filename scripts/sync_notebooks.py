@@ -70,7 +70,7 @@ import yaml
 _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
     sys.path.insert(0, str(_HERE))
-import solution_spans
+import solution_spans  # noqa: E402  (after the sys.path line above)
 
 ROOT = _HERE.parent
 PACKAGE = "icl-nonlinear-book"  # [project] name in pyproject.toml

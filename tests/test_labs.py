@@ -284,9 +284,7 @@ def _type_error(x):
     ],
     ids=["both-raise-typeerror", "reference-raises", "too-many-args", "wrong-kwarg"],
 )
-def test_broken_lab_is_a_lab_error_not_a_verdict(
-    reader, reference, cases, text, student, capsys, monkeypatch
-):
+def test_broken_lab_is_a_lab_error_not_a_verdict(reader, reference, cases, text, student, capsys, monkeypatch):
     if student:
         monkeypatch.setenv(labs.STUDENT_ENV, "1")
     with pytest.raises(labs.LabDefinitionError, match=text) as info:

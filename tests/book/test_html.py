@@ -270,9 +270,10 @@ def _source_counts(page: str) -> dict[str, int]:
 def _screenshot(driver, path: Path, width: int) -> None:
     """Full-page PNG: the viewport is made as tall as the page, then captured."""
     height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": int(min(height, 16000)), "deviceScaleFactor": 1,
-        "mobile": False})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": int(min(height, 16000)), "deviceScaleFactor": 1, "mobile": False},
+    )
     try:
         shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
     finally:
@@ -314,26 +315,27 @@ def report():
                 result = driver.execute_async_script(PAGE_JS)
                 result["console"] = _console_errors(driver)
                 name = page[: -len(".html")].replace("/", "__")
-                _screenshot(driver, SHOTS / f"{name}{'' if width == WIDE else '-phone'}.png",
-                            width)
+                _screenshot(driver, SHOTS / f"{name}{'' if width == WIDE else '-phone'}.png", width)
                 results[page, width] = result
     lines = []
     for (page, width), result in results.items():
         for item in result.get("found", []):
             what = item["what"] + (" (allowed: scrolls, with cue)" if item["allowed"] else "")
-            lines.append(f"{width}px\t{page}\t{what}\t{item['width']}px wide, "
-                         f"{item['over']}px over\t{item['where']}")
+            lines.append(f"{width}px\t{page}\t{what}\t{item['width']}px wide, {item['over']}px over\t{item['where']}")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / "report.json").write_text(json.dumps(
-        {f"{page} @{width}": r for (page, width), r in results.items()}, indent=1))
+    (SHOTS / "report.json").write_text(
+        json.dumps({f"{page} @{width}": r for (page, width), r in results.items()}, indent=1)
+    )
     (SHOTS / "overflow.txt").write_text(
-        "# width\tpage\twhat\tsize\twhere (id, start of text)\n" + "\n".join(lines) + "\n")
+        "# width\tpage\twhat\tsize\twhere (id, start of text)\n" + "\n".join(lines) + "\n"
+    )
     return results
 
 
 def _failures(report, check, widths=(WIDE,)):
-    bad = {f"{page} @{width}px": found for (page, width), r in report.items()
-           if width in widths and (found := check(r))}
+    bad = {
+        f"{page} @{width}px": found for (page, width), r in report.items() if width in widths and (found := check(r))
+    }
     return "\n".join(f"{k}: {v}" for k, v in bad.items())
 
 
@@ -352,8 +354,13 @@ def test_pages_found(report):
 
 def test_math_typeset_by_local_mathjax(report):
     # pages with math load MathJax 3 (from _static) and typeset it
-    assert not _failures(report, lambda r: r.get("hasMath") and not (
-        r.get("mathjax") and str(r.get("mathjaxVersion")).startswith("3") and r.get("typeset")))
+    assert not _failures(
+        report,
+        lambda r: (
+            r.get("hasMath")
+            and not (r.get("mathjax") and str(r.get("mathjaxVersion")).startswith("3") and r.get("typeset"))
+        ),
+    )
 
 
 def test_no_raw_tex(report):
@@ -369,13 +376,11 @@ def test_images_load(report):
 
 
 def test_nothing_loaded_from_outside(report):
-    _check(report, "scripts or style sheets from outside the book",
-           lambda r: r.get("scripts") or r.get("links"))
+    _check(report, "scripts or style sheets from outside the book", lambda r: r.get("scripts") or r.get("links"))
 
 
 def test_explorers_show_a_note_not_dead_widgets(report):
-    _check(report, "widget views left in the page (the HTML has no widget manager)",
-           lambda r: r.get("widgetViews"))
+    _check(report, "widget views left in the page (the HTML has no widget manager)", lambda r: r.get("widgetViews"))
     for page in ("book/hermite/basics.html",):
         if (page, WIDE) in report:
             assert report[page, WIDE]["explorerNotes"] >= 1, page
@@ -388,13 +393,15 @@ def test_no_console_errors(report):
 def _wider(r, allow_cued=False):
     """What is wider than the column (as "kind: where"), the allowed scroll boxes left out
     when allow_cued."""
-    return [f"{i['what']} ({i['over']} px over): {i['where']}" for i in r.get("found", [])
-            if not (allow_cued and i["allowed"])]
+    return [
+        f"{i['what']} ({i['over']} px over): {i['where']}"
+        for i in r.get("found", [])
+        if not (allow_cued and i["allowed"])
+    ]
 
 
 def test_book_script_ran(report):
-    _check(report, "book.js did not run (no data-book-fit)", lambda r: not r.get("bookJs"),
-           (WIDE, PHONE))
+    _check(report, "book.js did not run (no data-book-fit)", lambda r: not r.get("bookJs"), (WIDE, PHONE))
 
 
 def test_nothing_wider_than_the_column_at_1280px(report):
@@ -412,16 +419,14 @@ def test_phone_width(report):
     # at 390 px only a table or display equation scrolling in its own box with the cue
     found = _failures(report, lambda r: _wider(r, allow_cued=True), (PHONE,))
     if found and PHONE_STRICT:
-        pytest.fail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found,
-                    pytrace=False)
+        pytest.fail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found, pytrace=False)
     if found:
         pytest.xfail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found)
 
 
 def test_figures_open_at_full_size(report):
     # every figure is a link to its own image file (tap on a phone: full size, zoom)
-    _check(report, "figures that are not a link to their image file",
-           lambda r: r.get("unlinked"))
+    _check(report, "figures that are not a link to their image file", lambda r: r.get("unlinked"))
 
 
 def test_figures_have_alt_text(report):
@@ -432,11 +437,13 @@ def test_figures_have_alt_text(report):
 def test_zoom_badge_covers_no_part_of_the_figure(report):
     # on a phone every figure shows the badge, outside the image (so it covers no tick
     # label, the bottom-right one included); at 1280 px there is no badge
-    _check(report, "zoom badge missing, hidden or over the image at 390 px",
-           lambda r: [b for b in r.get("badges", []) if not b["shown"] or b["overlap"]],
-           (PHONE,))
-    _check(report, "zoom badge shown at 1280 px",
-           lambda r: [b for b in r.get("badges", []) if b["shown"]])
+    _check(
+        report,
+        "zoom badge missing, hidden or over the image at 390 px",
+        lambda r: [b for b in r.get("badges", []) if not b["shown"] or b["overlap"]],
+        (PHONE,),
+    )
+    _check(report, "zoom badge shown at 1280 px", lambda r: [b for b in r.get("badges", []) if b["shown"]])
 
 
 def test_figures_legible_on_a_phone(report):
@@ -444,10 +451,11 @@ def test_figures_legible_on_a_phone(report):
     # that scrolls with the cue), not shrunk to the column (~52 %, 6 px tick labels);
     # a figure that fits the column at that size is shown whole
     def small(r):
-        return [f for f in r.get("figs", []) if f[1] and "_images/" in (f[0] or "")
-                and f[2] < min(0.79 * f[1], 0.95 * f[3])]
-    _check(report, "figures shown below 79 % of their natural size at 390 px", small,
-           (PHONE,))
+        return [
+            f for f in r.get("figs", []) if f[1] and "_images/" in (f[0] or "") and f[2] < min(0.79 * f[1], 0.95 * f[3])
+        ]
+
+    _check(report, "figures shown below 79 % of their natural size at 390 px", small, (PHONE,))
 
 
 def test_theorem_and_exercise_blocks_rendered(report):
@@ -455,8 +463,7 @@ def test_theorem_and_exercise_blocks_rendered(report):
         want = _source_counts(page)
         return {k: (r.get(k, 0), n) for k, n in want.items() if r.get(k, 0) < n}
 
-    bad = {page: m for (page, width), r in report.items()
-           if width == WIDE and (m := missing(r, page))}
+    bad = {page: m for (page, width), r in report.items() if width == WIDE and (m := missing(r, page))}
     assert not bad, f"blocks in the source but not in the page (found, expected): {bad}"
 
 
@@ -464,8 +471,8 @@ def test_figures_at_natural_size(report):
     # figures are drawn at the column width and shown at >= 95% of their size at 1280 px
     # (or of the width of the box they are in, e.g. a solution, if that is narrower)
     def shrunk(r):
-        return [f for f in r.get("figs", []) if f[1] and f[2] < 0.95 * min(f[1], f[3])
-                and "_images/" in (f[0] or "")]
+        return [f for f in r.get("figs", []) if f[1] and f[2] < 0.95 * min(f[1], f[3]) and "_images/" in (f[0] or "")]
+
     _check(report, "figures shrunk below 95% of their size", shrunk)
 
 
@@ -476,9 +483,12 @@ def test_no_build_machine_paths():
     if not (HTML / "index.html").is_file():
         pytest.skip(f"no built book at {HTML} (run make book first)")
     roots = {str(ROOT), str(ROOT.resolve())}
-    found = [f"{page.relative_to(HTML)}: {root}"
-             for page in sorted(HTML.rglob("*.html")) for root in roots
-             if root in page.read_text(encoding="utf-8", errors="replace")]
+    found = [
+        f"{page.relative_to(HTML)}: {root}"
+        for page in sorted(HTML.rglob("*.html"))
+        for root in roots
+        if root in page.read_text(encoding="utf-8", errors="replace")
+    ]
     assert not found, "build-machine paths in the HTML:\n" + "\n".join(found[:20])
 
 
@@ -515,8 +525,7 @@ return state;
 def _visible_button(driver, side):
     from selenium.webdriver.common.by import By
 
-    buttons = [b for b in driver.find_elements(By.CSS_SELECTOR, f".{side}-toggle")
-               if b.is_displayed()]
+    buttons = [b for b in driver.find_elements(By.CSS_SELECTOR, f".{side}-toggle") if b.is_displayed()]
     assert buttons, f"no visible .{side}-toggle button"
     return buttons[0]
 
@@ -552,38 +561,52 @@ def test_sidebar_buttons_open_and_close():
         # phone: both drawers
         driver.set_window_size(PHONE, 900)
         driver.get(base + page)
-        state = _wait(driver, lambda s: s["primary"] and s["secondary"],
-                      "page without both sidebars")
+        state = _wait(driver, lambda s: s["primary"] and s["secondary"], "page without both sidebars")
         assert sorted(set(state["buttons"])) == ["primary", "secondary"], state
         for side, close in (("primary", "escape"), ("secondary", "backdrop")):
             _visible_button(driver, side).click()
-            _wait(driver, lambda s: s[side]["open"] and s[side]["dialogShown"]
-                  and s[side]["inDialog"] and not s[side]["inPage"],
-                  f"{PHONE} px: the {side} drawer did not open with its links")
+            _wait(
+                driver,
+                lambda s: s[side]["open"] and s[side]["dialogShown"] and s[side]["inDialog"] and not s[side]["inPage"],
+                f"{PHONE} px: the {side} drawer did not open with its links",
+            )
             if close == "escape":
                 driver.switch_to.active_element.send_keys(Keys.ESCAPE)
             else:  # a click on the backdrop at (20, 450), left of the drawer
                 actions = ActionChains(driver)
                 actions.w3c_actions.pointer_action.move_to_location(20, 450).click()
                 actions.perform()
-            _wait(driver, lambda s: not s[side]["open"] and not s[side]["inDialog"]
-                  and s[side]["inPage"],
-                  f"{PHONE} px: the {side} drawer did not close ({close})")
+            _wait(
+                driver,
+                lambda s: not s[side]["open"] and not s[side]["inDialog"] and s[side]["inPage"],
+                f"{PHONE} px: the {side} drawer did not close ({close})",
+            )
         # wide: the primary sidebar hides and shows in place
         driver.set_window_size(WIDE, 900)
         driver.get(base + page)
-        state = _wait(driver, lambda s: s["primary"] and s["primary"]["pageShown"],
-                      f"{WIDE} px: the primary sidebar is not shown")
+        state = _wait(
+            driver, lambda s: s["primary"] and s["primary"]["pageShown"], f"{WIDE} px: the primary sidebar is not shown"
+        )
         assert state["buttons"] == ["primary"], state
         assert state["secondary"]["pageShown"], state
         button = _visible_button(driver, "primary")
         button.click()
-        _wait(driver, lambda s: s["primary"]["hidden"] and not s["primary"]["pageShown"]
-              and not s["primary"]["open"], f"{WIDE} px: the primary sidebar did not hide")
+        _wait(
+            driver,
+            lambda s: s["primary"]["hidden"] and not s["primary"]["pageShown"] and not s["primary"]["open"],
+            f"{WIDE} px: the primary sidebar did not hide",
+        )
         button.click()
-        _wait(driver, lambda s: not s["primary"]["hidden"] and s["primary"]["pageShown"]
-              and not s["primary"]["open"] and not s["secondary"]["open"],
-              f"{WIDE} px: the primary sidebar did not come back")
+        _wait(
+            driver,
+            lambda s: (
+                not s["primary"]["hidden"]
+                and s["primary"]["pageShown"]
+                and not s["primary"]["open"]
+                and not s["secondary"]["open"]
+            ),
+            f"{WIDE} px: the primary sidebar did not come back",
+        )
         assert not _console_errors(driver)
 
 
@@ -629,15 +652,13 @@ def test_search_shows_snippets_without_tex(how):
             base = stack.enter_context(browser.serve(HTML))
         driver = stack.enter_context(browser.chromium(WIDE))
         driver.set_script_timeout(60)
-        for query, expect in (("attention", "The model: from linear attention to Γ"),
-                              ("Hermite", None)):
+        for query, expect in (("attention", "The model: from linear attention to Γ"), ("Hermite", None)):
             driver.get(f"{base}search.html?q={query}")
             found = driver.execute_async_script(SEARCH_JS)
             assert not found.get("fatal"), found
             results = found["results"]
             assert sum(not r["object"] for r in results) >= 3, (how, query, found)
-            no_snippet = [r["title"] for r in results
-                          if not r["object"] and len(r["snippet"].strip()) < 40]
+            no_snippet = [r["title"] for r in results if not r["object"] and len(r["snippet"].strip()) < 40]
             assert not no_snippet, f"{how}: results without a snippet: {no_snippet}"
             tex = [r for r in results if _TEX.search(r["title"] + r["snippet"])]
             assert not tex, f"{how}: raw TeX in search results: {tex[:3]}"
@@ -701,19 +722,19 @@ def test_header_at_1280px_has_one_search_button_that_opens_search():
     with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
         driver.get(base + "book/intro.html")
         band = driver.execute_script(
-            "const h = document.querySelector('header.bd-header');"
-            "return h ? h.getBoundingClientRect().height : 0;")
+            "const h = document.querySelector('header.bd-header');return h ? h.getBoundingClientRect().height : 0;"
+        )
         assert band == 0, f"header band {band} px high at {WIDE} px"
         in_view = driver.execute_script(
             "return [...document.querySelectorAll('.search-button__button')].filter(b => {"
             " const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0 &&"
-            " r.top >= 0 && r.bottom <= innerHeight; }).length;")
+            " r.top >= 0 && r.bottom <= innerHeight; }).length;"
+        )
         assert in_view == 1, f"{in_view} search buttons in view at {WIDE} px"
-        button = driver.find_element(
-            By.CSS_SELECTOR, ".article-header-buttons .search-button__button")
+        button = driver.find_element(By.CSS_SELECTOR, ".article-header-buttons .search-button__button")
         button.click()
         focused = driver.execute_script(
-            "const a = document.activeElement; return a && a.name === 'q' &&"
-            " a.offsetParent !== null;")
+            "const a = document.activeElement; return a && a.name === 'q' && a.offsetParent !== null;"
+        )
         assert focused, "the search button did not open the search box"
         assert not _console_errors(driver)

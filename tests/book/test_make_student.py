@@ -13,9 +13,7 @@ import yaml
 from lib import labs
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "make_student", ROOT / "scripts/make_student.py"
-)
+_spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts/make_student.py")
 make_student = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_student)
 
@@ -34,10 +32,7 @@ def _toy_notebook():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     nb.cells = [
         md("# A chapter\n\nText."),
-        code(
-            "import numpy as np\nfrom lib.hermite import hermite_function\n"
-            "from lib import labs"
-        ),
+        code("import numpy as np\nfrom lib.hermite import hermite_function\nfrom lib import labs"),
         md(
             "## Exercises\n\n````{exercise} ★ First\n:label: ex-first\nDo it.\n````\n\n"
             "```{solution-start} ex-first\n:class: dropdown\n```\nSECRET prose one."
@@ -50,10 +45,7 @@ def _toy_notebook():
         md("```{solution-start} ex-second\n:class: dropdown\n```"),
         code("print('SECRET')"),
         md("```{solution-end}\n```"),
-        md(
-            "````{exercise} ★ Lab: a coefficient\n:label: lab-coefficient\n"
-            "Write it.\n````"
-        ),
+        md("````{exercise} ★ Lab: a coefficient\n:label: lab-coefficient\nWrite it.\n````"),
         code(LAB, metadata={"tags": ["lab-solution"]}),
         code("labs.check(coefficient, lambda m: 0.5, [(1,)], name='a_1 of ReLU')"),
     ]
@@ -72,9 +64,7 @@ def test_toy_notebook_loses_its_solutions_and_keeps_its_exercises():
     assert "# --- solution ---\n    ...\n    # --- end solution ---" in lab.source
 
 
-def test_lab_skeleton_returns_none_and_the_check_says_not_attempted(
-    capsys, monkeypatch
-):
+def test_lab_skeleton_returns_none_and_the_check_says_not_attempted(capsys, monkeypatch):
     student = make_student.student_notebook(_toy_notebook(), "toy.ipynb")
     # no LIB_LABS_STUDENT: the notebook's own first cell makes the check lenient
     monkeypatch.delenv("LIB_LABS_STUDENT", raising=False)
@@ -90,9 +80,7 @@ def test_lab_skeleton_returns_none_and_the_check_says_not_attempted(
 
 def test_student_notebooks_carry_their_edition():
     nb = _toy_notebook()
-    nb.cells.insert(
-        0, nbformat.v4.new_code_cell("pass", metadata={"book_sync": "setup"})
-    )
+    nb.cells.insert(0, nbformat.v4.new_code_cell("pass", metadata={"book_sync": "setup"}))
     student = make_student.student_notebook(nb, "book/toy.ipynb")
     cell = student.cells[1]
     assert cell.metadata["book_sync"] == "student"
@@ -131,11 +119,7 @@ def test_student_notebook_runs_to_the_end_unfinished_and_wrong(tmp_path):
     lab = next(c for c in student.cells if "lab-solution" in c.metadata.get("tags", []))
     lab.source = lab.source.replace("    ...\n", "    return 0.25\n")
     check = student.cells.index(lab) + 1
-    student.cells[
-        check
-    ].source = (
-        "labs.check(coefficient, lambda m: 0.5, [(1,), (2,)], name='a_1 of ReLU')"
-    )
+    student.cells[check].source = "labs.check(coefficient, lambda m: 0.5, [(1,), (2,)], name='a_1 of ReLU')"
     text = _run(student, tmp_path)
     lines = [ln for ln in text.splitlines() if ln.startswith("FAIL")]
     assert [ln.split(": the output")[0] for ln in lines] == [
@@ -152,13 +136,8 @@ def test_student_config_has_no_launch_or_repository_buttons():
         yaml.safe_load(make_student.student_config(text)),
     )
     launch = student["launch_buttons"]
-    assert not any(
-        launch.get(k) for k in ("binderhub_url", "colab_url", "jupyterhub_url")
-    )
-    assert not any(
-        student["html"][k]
-        for k in ("use_repository_button", "use_issues_button", "use_edit_page_button")
-    )
+    assert not any(launch.get(k) for k in ("binderhub_url", "colab_url", "jupyterhub_url"))
+    assert not any(student["html"][k] for k in ("use_repository_button", "use_issues_button", "use_edit_page_button"))
     for key in ("launch_buttons", "html"):
         original.pop(key), student.pop(key)
     assert student == original  # everything else as in the book
@@ -180,11 +159,7 @@ def _skeleton_functions_return_none(source):
     tree = ast.parse(source)
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     for fn in functions:
-        body = [
-            s
-            for s in fn.body
-            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-        ]
+        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         assert body == [], f"{fn.name} still has code: {ast.unparse(fn)}"
     return len(functions)
 
@@ -205,9 +180,7 @@ def test_the_books_student_notebooks(tmp_path):
             "student",
             "macros",
         ], path
-        original = nbformat.read(
-            ROOT / "book" / path.relative_to(tmp_path / "notebooks"), 4
-        )
+        original = nbformat.read(ROOT / "book" / path.relative_to(tmp_path / "notebooks"), 4)
         assert nb.metadata["lib_labs"]["labs"] == make_student.lab_names(original)
         labs_found += nb.metadata["lib_labs"]["labs"]
         n_ex = sum(c.source.count("{exercise}") for c in original.cells)

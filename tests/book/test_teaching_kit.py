@@ -109,9 +109,7 @@ def test_index_titles_render_math_as_text():
 # --------------------------------------------------------------------------------------
 # the notebooks as JupyterLab shows and runs them
 # --------------------------------------------------------------------------------------
-NOTEBOOKS = sorted(
-    ROOT / f"{name}.ipynb" for name in _toc_files() if (ROOT / f"{name}.ipynb").exists()
-)
+NOTEBOOKS = sorted(ROOT / f"{name}.ipynb" for name in _toc_files() if (ROOT / f"{name}.ipynb").exists())
 _EVAL = re.compile(r"\{eval\}`([^`]+)`")
 
 
@@ -126,10 +124,7 @@ def _defined_names(source: str) -> set[str]:
     if "globals()" in source:
         for node in ast.walk(tree):
             if isinstance(node, ast.JoinedStr):
-                parts = [
-                    re.escape(v.value) if isinstance(v, ast.Constant) else ".+"
-                    for v in node.values
-                ]
+                parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values]
                 names.add("re:^" + "".join(parts) + "$")
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -164,11 +159,7 @@ def test_eval_names_are_defined_before_their_markdown_cell(path):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
             }
             patterns = [re.compile(n[3:]) for n in defined if n.startswith("re:")]
-            missing = {
-                name
-                for name in used - defined
-                if not any(p.match(name) for p in patterns)
-            }
+            missing = {name for name in used - defined if not any(p.match(name) for p in patterns)}
             late += [f"cell {i}: {expr} ({name})" for name in sorted(missing)]
     assert not late, f"{path.name}: {{eval}} before its names are defined: {late}"
 
@@ -200,13 +191,9 @@ def test_jupyterlab_renders_every_cell_where_the_book_installs_it():
     "none".
     """
     overrides = json.loads((ROOT / "binder" / "overrides.json").read_text())
-    assert (
-        overrides["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
-    )
+    assert overrides["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
     target = "share/jupyter/lab/settings/overrides.json"
-    assert (
-        f"cp binder/overrides.json $(VENV)/{target}" in (ROOT / "Makefile").read_text()
-    )
+    assert f"cp binder/overrides.json $(VENV)/{target}" in (ROOT / "Makefile").read_text()
     post = (ROOT / "binder" / "postBuild").read_text()
     assert f'cp binder/overrides.json "${{NB_PYTHON_PREFIX}}/{target}"' in post
     schema = Path(sys.prefix) / "share/jupyter/lab/schemas/@jupyterlab"

@@ -7,10 +7,8 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "answer_key", ROOT / "scripts/answer_key.py"
-)
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("answer_key", ROOT / "scripts/answer_key.py")
 answer_key = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(answer_key)
 
@@ -33,20 +31,13 @@ CHAPTER = """
 
 def _book(tmp_path):
     (tmp_path / "_toc.yml").write_text(
-        "format: jb-book\nroot: intro\nparts:\n- chapters:\n"
-        "  - file: book/chapter\n  - file: book/empty.ipynb\n"
+        "format: jb-book\nroot: intro\nparts:\n- chapters:\n  - file: book/chapter\n  - file: book/empty.ipynb\n"
     )
     html = tmp_path / "_build" / "html"
     (html / "book").mkdir(parents=True)
-    (html / "intro.html").write_text(
-        PAGE.format(title="Intro", body="<p>Hi</p>", up="")
-    )
-    (html / "book" / "chapter.html").write_text(
-        PAGE.format(title="The chapter", body=CHAPTER, up="../")
-    )
-    (html / "book" / "empty.html").write_text(
-        PAGE.format(title="No exercises", body="", up="../")
-    )
+    (html / "intro.html").write_text(PAGE.format(title="Intro", body="<p>Hi</p>", up=""))
+    (html / "book" / "chapter.html").write_text(PAGE.format(title="The chapter", body=CHAPTER, up="../"))
+    (html / "book" / "empty.html").write_text(PAGE.format(title="No exercises", body="", up="../"))
     return html
 
 

@@ -5,10 +5,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "solution_spans", ROOT / "scripts/solution_spans.py"
-)
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("solution_spans", ROOT / "scripts/solution_spans.py")
 spans = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(spans)
 
@@ -24,9 +22,7 @@ def test_roles_of_a_span_inside_one_cell():
 
 
 def test_a_span_left_open_and_closed_in_a_later_cell():
-    roles, inside = spans.line_roles(
-        ":::{solution-start} ex-a\n:::\nAnswer", False, "t"
-    )
+    roles, inside = spans.line_roles(":::{solution-start} ex-a\n:::\nAnswer", False, "t")
     assert roles == ["start", "start", "sol"] and inside is True
     roles, inside = spans.line_roles("More.\n```{solution-end}\n```\n", True, "t")
     assert roles == ["sol", "end", "end"] and inside is False

@@ -8,10 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "grade_labs", ROOT / "scripts/grade_labs.py"
-)
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("grade_labs", ROOT / "scripts/grade_labs.py")
 grade_labs = importlib.util.module_from_spec(_spec)
 sys.modules["grade_labs"] = grade_labs  # dataclasses look their module up there
 _spec.loader.exec_module(grade_labs)
@@ -31,10 +29,7 @@ def _instructor_notebook():
             "    return 2 * x\n    # --- end solution ---\n",
             metadata=LAB,
         ),
-        code(
-            "labs.check(double, lambda x: x + x, [(1.0,), (np.arange(3.0),)], "
-            'name="doubling")'
-        ),
+        code('labs.check(double, lambda x: x + x, [(1.0,), (np.arange(3.0),)], name="doubling")'),
         md("````{exercise} Lab: squaring\n:label: lab-square\nWrite it.\n````"),
         code(
             'def square(x):\n    """x squared."""\n    # --- solution ---\n'
@@ -54,9 +49,7 @@ def _submission(double=None, square=None, extra_before_square=None):
         if body is not None:
             cell.source = cell.source.replace("    ...\n", f"    {body}\n")
     if extra_before_square is not None:
-        at = next(
-            i for i, c in enumerate(nb.cells) if c.source.startswith("def square")
-        )
+        at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("def square"))
         nb.cells.insert(at, code(extra_before_square))
     return nb
 
@@ -77,10 +70,7 @@ def test_students_are_folders_or_file_names(tmp_path):
 
 def _executed(*texts):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        code("", outputs=[nbformat.v4.new_output("stream", name="stdout", text=t)])
-        for t in texts
-    ]
+    nb.cells = [code("", outputs=[nbformat.v4.new_output("stream", name="stdout", text=t)]) for t in texts]
     return nb
 
 
@@ -89,8 +79,7 @@ def test_verdicts_are_read_from_the_printed_lines():
         "NOT ATTEMPTED: a: your function returned None on every case; ...\n",
         "FAIL: a: case 1 of 3 (1.0): the output differs\n"
         "FAIL: a: case 3 of 3 (2.0): your function raised ValueError: x\n",
-        "PASS: a b: agrees with the reference on all 2 cases (...).\n"
-        "PASS: unknown lab: agrees\n",
+        "PASS: a b: agrees with the reference on all 2 cases (...).\nPASS: unknown lab: agrees\n",
     )
     got = grade_labs.verdicts(nb, ["a", "a b", "c"])
     assert [(r.lab, r.verdict, r.failing_cases) for r in got] == [
@@ -125,9 +114,7 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
     paths.append(broken)
 
     out = tmp_path / "grades"
-    assert (
-        grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "60"]) == 0
-    )
+    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "60"]) == 0
 
     with open(out / "grades.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
