@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["markdown_table"]
+__all__ = ["markdown_table", "plus_minus"]
 
 _ALIGN = {"left": ":---", "right": "---:", "center": ":---:"}
 
@@ -62,6 +62,7 @@ def markdown_table(
 
     See Also
     --------
+    plus_minus : the text of a column of values with their standard errors.
     lib.claims.claim : assert the sentence a table supports.
 
     Examples
@@ -96,3 +97,47 @@ def markdown_table(
     for i in range(next(iter(lengths.values()))):
         lines.append("| " + " | ".join(_cell(columns[n][i], formats.get(n)) for n in names) + " |")
     return "\n".join(lines)
+
+
+def plus_minus(values: Sequence[float], errors: Sequence[float], fmt: str = ".4f", unit: str = "") -> list[str]:
+    """The cells of a column of estimates with their standard errors, ``"x ± se"``.
+
+    Parameters
+    ----------
+    values : sequence of float
+        The estimates.
+    errors : sequence of float
+        Their standard errors, one per value.
+    fmt : str, default ".4f"
+        Format specification of the values (applied with the built-in ``format``). The
+        errors use the same one without a sign option (``"+.2f"`` shows ``+0.12 ± 0.05``).
+    unit : str, default ""
+        Text after each cell, separated by a space (``"%"`` gives ``"+0.12 ± 0.05 %"``).
+
+    Returns
+    -------
+    list of str
+        One cell per value, to pass as a column of :func:`markdown_table`.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` and ``errors`` differ in length.
+
+    See Also
+    --------
+    markdown_table : the table these cells go into.
+
+    Examples
+    --------
+    >>> plus_minus([0.51234, -0.1], [0.0012, 0.05], fmt="+.3f", unit="%")
+    ['+0.512 ± 0.001 %', '-0.100 ± 0.050 %']
+    """
+    values, errors = list(values), list(errors)
+    if len(values) != len(errors):
+        raise ValueError(
+            f"values and errors must have the same length; got {len(values)} values and {len(errors)} errors"
+        )
+    error_fmt = fmt.replace("+", "").replace(" ", "")
+    tail = f" {unit}" if unit else ""
+    return [f"{format(v, fmt)} ± {format(e, error_fmt)}{tail}" for v, e in zip(values, errors)]

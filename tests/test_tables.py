@@ -2,7 +2,7 @@
 
 import pytest
 
-from lib.tables import markdown_table
+from lib.tables import markdown_table, plus_minus
 
 
 def test_markdown_table_formats_and_aligns():
@@ -38,3 +38,16 @@ def test_markdown_table_callable_format_and_default_float():
 def test_markdown_table_bad_input(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         markdown_table(**kwargs)
+
+
+def test_plus_minus_signs_only_the_value():
+    assert plus_minus([0.5, -0.25], [0.01, 0.125]) == ["0.5000 ± 0.0100", "-0.2500 ± 0.1250"]
+    assert plus_minus([1.234], [0.05], fmt="+.1f", unit="%") == ["+1.2 ± 0.1 %"]
+    # one column of a table: the cells go in as they are
+    table = markdown_table({"e": plus_minus([0.5], [0.01], fmt=".2f")})
+    assert table.splitlines()[-1] == "| 0.50 ± 0.01 |"
+
+
+def test_plus_minus_bad_input():
+    with pytest.raises(ValueError, match="same length; got 2 values and 1 errors"):
+        plus_minus([1.0, 2.0], [0.1])
