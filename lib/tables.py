@@ -2,7 +2,7 @@
 
 A chapter shows a table by passing its columns to :func:`markdown_table` and displaying
 the result with ``IPython.display.Markdown``, instead of assembling the rows with
-f-strings in every notebook.
+f-strings in every notebook; :func:`plus_minus` writes the ``x ± se`` cells.
 
 Part of the teaching layer (with :mod:`lib.claims` and :mod:`lib.plotting`).
 """
@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 __all__ = ["markdown_table", "plus_minus"]
 
 _ALIGN = {"left": ":---", "right": "---:", "center": ":---:"}
+_NBSP = "\u00a0"
 
 
 def _cell(value: Any, fmt: str | Callable[[Any], str] | None) -> str:
@@ -27,8 +30,22 @@ def _cell(value: Any, fmt: str | Callable[[Any], str] | None) -> str:
     return str(text).replace("|", r"\|").replace("\n", " ")
 
 
+def _pairs(columns: Any) -> list[tuple[str, Sequence[Any]]]:
+    """The (header, values) pairs of ``columns``: a mapping or a sequence of pairs."""
+    if isinstance(columns, Mapping):
+        return list(columns.items())
+    if isinstance(columns, Sequence) and not isinstance(columns, str):
+        pairs = list(columns)
+        if all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            return pairs
+    raise TypeError(
+        "columns must be a mapping from header to values or a sequence of (header, values) "
+        f"pairs; got {type(columns).__name__}"
+    )
+
+
 def markdown_table(
-    columns: Mapping[str, Sequence[Any]],
+    columns: Mapping[str, Sequence[Any]] | Sequence[tuple[str, Sequence[Any]]],
     formats: Mapping[str, str | Callable[[Any], str]] | None = None,
     align: str | Mapping[str, str] = "right",
 ) -> str:
@@ -36,15 +53,16 @@ def markdown_table(
 
     Parameters
     ----------
-    columns : mapping of str to sequence
+    columns : mapping of str to sequence, or sequence of (str, sequence) pairs
         Header text to the column's values, in display order; all columns have the same
-        length (at least one row).
+        length (at least one row). Pairs allow two columns with the same header.
     formats : mapping of str to str or callable, optional
-        Per column, a format specification (``".3f"``, applied with the built-in ``format``) or a
-        function from the value to its text. Columns without one show strings as they
-        are, floats with ``"g"`` and anything else with :class:`str`.
+        Per header, a format specification (``".3f"``, applied with the built-in
+        ``format``) or a function from the value to its text; it applies to every column
+        with that header. Columns without one show strings as they are, floats with
+        ``"g"`` and anything else with :class:`str`.
     align : {"right", "left", "center"} or mapping of str to these, default "right"
-        Alignment of every column, or per column (missing columns are right-aligned).
+        Alignment of every column, or per header (missing headers are right-aligned).
 
     Returns
     -------
@@ -58,7 +76,7 @@ def markdown_table(
         If there are no columns, the columns differ in length, a format or alignment
         names a column that does not exist, or an alignment is not one of the three.
     TypeError
-        If ``columns`` is not a mapping.
+        If ``columns`` is neither a mapping nor a sequence of (header, values) pairs.
 
     See Also
     --------
@@ -73,14 +91,13 @@ def markdown_table(
     | 50 | 0.512 |
     | 100 | 0.500 |
     """
-    if not isinstance(columns, Mapping):
-        raise TypeError(f"columns must be a mapping from header to values; got {type(columns).__name__}")
-    if not columns:
+    pairs = _pairs(columns)
+    if not pairs:
         raise ValueError("columns must have at least one column; got none")
-    names = list(columns)
-    lengths = {name: len(columns[name]) for name in names}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(f"columns must all have the same length; got lengths {lengths}")
+    names = [name for name, _ in pairs]
+    lengths = [len(values) for _, values in pairs]
+    if len(set(lengths)) != 1:
+        raise ValueError(f"columns must all have the same length; got lengths {dict(zip(names, lengths))}")
     formats = dict(formats or {})
     aligns = {name: align for name in names} if isinstance(align, str) else {n: "right" for n in names} | dict(align)
     for what, given in (("formats", formats), ("align", aligns)):
@@ -94,35 +111,45 @@ def markdown_table(
         "| " + " | ".join(_cell(n, None) for n in names) + " |",
         "| " + " | ".join(_ALIGN[aligns[n]] for n in names) + " |",
     ]
-    for i in range(next(iter(lengths.values()))):
-        lines.append("| " + " | ".join(_cell(columns[n][i], formats.get(n)) for n in names) + " |")
+    for i in range(lengths[0]):
+        lines.append("| " + " | ".join(_cell(values[i], formats.get(n)) for n, values in pairs) + " |")
     return "\n".join(lines)
 
 
-def plus_minus(values: Sequence[float], errors: Sequence[float], fmt: str = ".4f", unit: str = "") -> list[str]:
-    """The cells of a column of estimates with their standard errors, ``"x ± se"``.
+def plus_minus(
+    values: float | Sequence[float],
+    errors: float | Sequence[float],
+    fmt: str = ".4f",
+    unit: str = "",
+    nowrap: bool = False,
+) -> str | list[str]:
+    """Estimates with their standard errors as text, ``"x ± se"``.
 
     Parameters
     ----------
-    values : sequence of float
+    values : float or sequence of float
         The estimates.
-    errors : sequence of float
-        Their standard errors, one per value.
+    errors : float or sequence of float
+        Their standard errors (or half-widths), one per value.
     fmt : str, default ".4f"
         Format specification of the values (applied with the built-in ``format``). The
         errors use the same one without a sign option (``"+.2f"`` shows ``+0.12 ± 0.05``).
     unit : str, default ""
         Text after each cell, separated by a space (``"%"`` gives ``"+0.12 ± 0.05 %"``).
+    nowrap : bool, default False
+        Join with non-breaking spaces, so that a line never breaks inside ``x ± se``.
 
     Returns
     -------
-    list of str
-        One cell per value, to pass as a column of :func:`markdown_table`.
+    str or list of str
+        The text of one estimate if ``values`` and ``errors`` are numbers; otherwise one
+        cell per value, to pass as a column of :func:`markdown_table`.
 
     Raises
     ------
     ValueError
-        If ``values`` and ``errors`` differ in length.
+        If ``values`` and ``errors`` differ in length, or one is a number and the other
+        a sequence.
 
     See Also
     --------
@@ -132,12 +159,27 @@ def plus_minus(values: Sequence[float], errors: Sequence[float], fmt: str = ".4f
     --------
     >>> plus_minus([0.51234, -0.1], [0.0012, 0.05], fmt="+.3f", unit="%")
     ['+0.512 ± 0.001 %', '-0.100 ± 0.050 %']
+    >>> plus_minus(1.5, 0.25, fmt=".2f")
+    '1.50 ± 0.25'
     """
+    scalar = np.ndim(values) == 0, np.ndim(errors) == 0
+    if scalar[0] != scalar[1]:
+        raise ValueError(
+            f"values and errors must both be numbers or both sequences; got ndim "
+            f"{np.ndim(values)} and {np.ndim(errors)}"
+        )
+    space = _NBSP if nowrap else " "
+    error_fmt = fmt.replace("+", "").replace(" ", "")
+    tail = f"{space}{unit}" if unit else ""
+
+    def text(v: float, e: float) -> str:
+        return f"{format(v, fmt)}{space}±{space}{format(e, error_fmt)}{tail}"
+
+    if scalar[0]:
+        return text(values, errors)
     values, errors = list(values), list(errors)
     if len(values) != len(errors):
         raise ValueError(
             f"values and errors must have the same length; got {len(values)} values and {len(errors)} errors"
         )
-    error_fmt = fmt.replace("+", "").replace(" ", "")
-    tail = f" {unit}" if unit else ""
-    return [f"{format(v, fmt)} ± {format(e, error_fmt)}{tail}" for v, e in zip(values, errors)]
+    return [text(v, e) for v, e in zip(values, errors)]

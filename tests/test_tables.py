@@ -29,7 +29,8 @@ def test_markdown_table_callable_format_and_default_float():
     ("kwargs", "exc", "match"),
     [
         (dict(columns={}), ValueError, "at least one column"),
-        (dict(columns=[("a", [1])]), TypeError, "mapping"),
+        (dict(columns=["a", [1]]), TypeError, "mapping"),
+        (dict(columns="ab"), TypeError, "sequence of"),
         (dict(columns={"a": [1], "b": [1, 2]}), ValueError, "same length"),
         (dict(columns={"a": [1]}, formats={"b": ".2f"}), ValueError, "do not exist"),
         (dict(columns={"a": [1]}, align="middle"), ValueError, "align must be one of"),
@@ -48,6 +49,20 @@ def test_plus_minus_signs_only_the_value():
     assert table.splitlines()[-1] == "| 0.50 ± 0.01 |"
 
 
+def test_markdown_table_pairs_allow_a_repeated_header():
+    text = markdown_table([("x", [1.0]), ("p", [0.123]), ("y", [2.0]), ("p", [0.5])], formats={"p": ".2f"})
+    assert text.splitlines()[0] == "| x | p | y | p |"
+    assert text.splitlines()[-1] == "| 1 | 0.12 | 2 | 0.50 |"
+
+
+def test_plus_minus_one_number_and_nowrap():
+    assert plus_minus(1.5, 0.25, fmt=".2f") == "1.50 ± 0.25"
+    assert plus_minus(-0.5, 0.125, fmt="+.3f", nowrap=True) == "-0.500\u00a0±\u00a00.125"
+    assert plus_minus([1.0], [0.5], fmt=".1f", unit="%", nowrap=True) == ["1.0\u00a0±\u00a00.5\u00a0%"]
+
+
 def test_plus_minus_bad_input():
     with pytest.raises(ValueError, match="same length; got 2 values and 1 errors"):
         plus_minus([1.0, 2.0], [0.1])
+    with pytest.raises(ValueError, match="both be numbers or both sequences"):
+        plus_minus(1.0, [0.1])
