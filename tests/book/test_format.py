@@ -1,5 +1,9 @@
-"""The chapters' code cells are formatted like lib (ruff format, 88 characters a line)."""
+"""The code is formatted and linted with the pinned ruff: the chapters' code cells (ruff format
+at 88 characters a line and ruff check, with book/ruff.toml) like lib, tests, scripts and bench.
+"""
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +29,41 @@ def test_notebook_code_is_ruff_formatted():
         "notebook code cells are not ruff-formatted; run `.venv/bin/ruff format "
         "--line-length 88 book/` and commit:\n" + out.stdout[-3000:] + out.stderr[-2000:]
     )
+
+
+def _notebooks() -> list[str]:
+    return sorted(str(p) for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def test_notebook_code_passes_ruff_check():
+    # ruff reads the code cells of .ipynb files; book/ruff.toml (lib's rules, `lib` first-party)
+    # applies to every notebook under book/
+    pytest.importorskip("ruff")
+    notebooks = _notebooks()
+    assert notebooks, "no notebooks found under book/"
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", *notebooks],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, (
+        "`ruff check` fails on the notebooks' code cells; fix them (`.venv/bin/ruff check "
+        "--fix book/` fixes the imports), then run scripts/sync_notebooks.py:\n"
+        + out.stdout[-3000:]
+        + out.stderr[-2000:]
+    )
+
+
+def test_notebook_code_does_not_write_globals():
+    """A name the text reads ({eval}) is assigned where a reader sees it, not made by globals()."""
+    used = []
+    for path in _notebooks():
+        for i, cell in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"]):
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if cell["cell_type"] == "code" and re.search(r"\b(globals|locals|vars)\(\)", source):
+                used.append(f"{Path(path).relative_to(ROOT)}, cell {i}")
+    assert not used, f"globals()/locals()/vars() in code cells: {used}"
 
 
 @pytest.mark.parametrize("command", [["format", "--check", "--diff"], ["check"]], ids=["format", "check"])
