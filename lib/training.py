@@ -59,6 +59,8 @@ __all__ = [
     "load_runs",
     "probe",
     "probe_features",
+    "reduced_predict",
+    "summarize_runs",
     "train_linear_attention",
     "train_transformer",
 ]
@@ -256,6 +258,30 @@ def least_squares_gamma(contexts: Any, lam: float = 0.0, norm: str = "frobenius"
     scale = np.ones(d + 1)
     scale[:d] = 1.0 / d
     return lib.attention.fit_gamma(xq, features * scale, yq, lam=lam) * scale
+
+
+def reduced_predict(gamma: Any, X: Any, y: Any, x_query: Any) -> np.ndarray:
+    """The reduced model's prediction ``x_q^T Gamma f`` on raw contexts.
+
+    ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]`` are the book's context features;
+    this is :func:`lib.attention.predict` on them.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    x_query : array_like, shape (n, d)
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
+    X, y, x_query = _check_contexts_arrays(X, y, x_query)
+    d = X.shape[2]
+    c = context_vectors(X, y)
+    features = np.concatenate([d * c[:, :-1], c[:, -1:]], axis=1)
+    return lib.attention.predict(gamma, x_query, features)
 
 
 def _la_predict(W_kq: jnp.ndarray, v22: jnp.ndarray, c: jnp.ndarray, xq: jnp.ndarray) -> jnp.ndarray:
@@ -812,3 +838,37 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
                     out[k] = v
             rows.append(out)
     return rows
+
+
+def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:
+    """Mean, standard error and count of ``value`` over the seeds of each group of rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows (possibly filtered).
+    by : tuple of str
+        Columns that define a group (e.g. ``("kind", "teacher", "d", "alpha")``).
+    value : str
+        The column to average.
+
+    Returns
+    -------
+    list of dict
+        One dict per group, sorted by ``by``: the ``by`` columns, ``"mean"``, ``"se"``
+        (standard deviation over the rows of the group divided by the square root of
+        their number; NaN for one row) and ``"count"``.
+    """
+    groups: dict[tuple, list[float]] = {}
+    for r in rows:
+        try:
+            key = tuple(r[k] for k in by)
+        except KeyError as exc:
+            raise ValueError(f"by must name columns of the rows; {exc.args[0]!r} is not one") from exc
+        groups.setdefault(key, []).append(float(r[value]))
+    out = []
+    for key in sorted(groups):
+        v = np.asarray(groups[key])
+        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+        out.append({**dict(zip(by, key)), "mean": float(v.mean()), "se": se, "count": int(v.size)})
+    return out

@@ -185,13 +185,17 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-def row_specs(name: str) -> list[Row]:
-    """All rows of an experiment, in run order: group, then draw, then configuration."""
+def row_specs(name: str, groups: tuple[int, ...] | None = None) -> list[Row]:
+    """All rows of an experiment, in run order: group, then draw, then configuration.
+
+    ``groups``: only these groups of configurations, in this order (default: all).
+    """
     if name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {list(EXPERIMENTS)}; got {name!r}")
     e = EXPERIMENTS[name]
     rows = []
-    groups = sorted({g for g, _ in e["configs"]})
+    if groups is None:
+        groups = tuple(sorted({g for g, _ in e["configs"]}))
     for g in groups:
         for draw in range(e["draws"]):
             for ci, (gc, c) in enumerate(e["configs"]):
@@ -350,7 +354,8 @@ def _compute(todo: list[Row], client: Any, on_row: Callable[[Row, dict[str, Any]
 
 
 def run_experiment(name: str, out: Path, fresh: bool = False, command: str = "",
-                   log: Callable[[str], None] = print, client: Any = None) -> Path:
+                   log: Callable[[str], None] = print, client: Any = None,
+                   groups: tuple[int, ...] | None = None) -> Path:
     """Compute the missing rows of one experiment, appending and flushing them one by one."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out / f"training_{name}.csv", out / f"training_{name}.json"
@@ -358,7 +363,7 @@ def run_experiment(name: str, out: Path, fresh: bool = False, command: str = "",
         _write_header(csv_path)
         if fresh:
             json_path.unlink(missing_ok=True)
-    specs = row_specs(name)
+    specs = row_specs(name, groups)
     started, t0 = mfs._now(), time.perf_counter()
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
@@ -405,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--workers", type=int, help="local Dask workers (default: the number of cores); "
                                                    "0 runs the rows in this process, without Dask")
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler")
+    parser.add_argument("--groups", help="comma-separated groups of configurations to compute, in "
+                                         "this order (default: all); e.g. 0,2")
     parser.add_argument("--no-progress", action="store_true", help="accepted for symmetry with make_finite_size")
     args = parser.parse_args(argv)
     names = args.experiments or list(EXPERIMENTS)
@@ -414,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers is not None and args.workers < 0:
         parser.error(f"--workers must be >= 0; got {args.workers}")
     out = args.out or lib.training.DATA_DIR
+    groups = tuple(int(g) for g in args.groups.split(",")) if args.groups else None
     command = "python scripts/make_training.py" + ("" if not (argv or sys.argv[1:]) else " " + " ".join(argv or sys.argv[1:]))
 
     def log(msg: str) -> None:
@@ -422,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     client = None if args.workers == 0 else mfs.start_client(args.workers, args.scheduler)
     try:
         for name in names:
-            run_experiment(name, out, args.fresh, command, log, client)
+            run_experiment(name, out, args.fresh, command, log, client, groups)
     finally:
         if client is not None:
             cluster = getattr(client, "cluster", None)
