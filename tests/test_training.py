@@ -129,7 +129,7 @@ def test_same_seed_same_run():
     b = T.train_linear_attention(ctx, steps=30, lr=0.05, rng=3)
     assert_allclose(a.W_kq, b.W_kq, rtol=0, atol=0)
     assert_allclose(a.history, b.history, rtol=0, atol=0)
-    kw = dict(steps=6, batch=8, lr=1e-3, width=8, rng=4)
+    kw = {"steps": 6, "batch": 8, "lr": 1e-3, "width": 8, "rng": 4}
     t1 = T.train_transformer("h2", 3, 2.0, 0.1, **kw)
     t2 = T.train_transformer("h2", 3, 2.0, 0.1, **kw)
     assert_allclose(t1.history, t2.history, rtol=0, atol=0)
@@ -202,7 +202,7 @@ def test_bad_input_linear_attention():
 
 
 def test_bad_input_transformer():
-    kw = dict(steps=2, batch=4, lr=1e-3, width=4)
+    kw = {"steps": 2, "batch": 4, "lr": 1e-3, "width": 4}
     with pytest.raises(ValueError, match="steps"):
         T.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "steps": 0})
     with pytest.raises(ValueError, match="lr"):
