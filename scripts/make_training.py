@@ -20,7 +20,7 @@ Experiments (default: all, in this order):
   alpha; and at tau = 0.5 (interpolation) from three initialization scales.
 - ``transformers``: ``lib.training.train_transformer`` with softmax attention and with
   linear attention (MLP values and readout kept: Oko et al.'s architecture), on h2 and
-  ReLU at d = 8 against alpha, and on h2 at alpha = 8 against d = 8, 16, 32.
+  ReLU at d = 8 against alpha, and on h2 at alpha = 4 against d = 8, 16, 32, 64.
 
 Seeds: the seed of a row is ``make_finite_size.row_seed(experiment_index, config_index,
 d, draw)`` (the first word of ``SeedSequence([BASE_SEED, e, c, d, draw])``, shifted right
@@ -129,14 +129,16 @@ def _linear_attention_configs() -> list[tuple[int, Config]]:
     return out
 
 
-# Transformers: one batch size and schedule for every row. Against alpha (d = 8): width 32;
-# against d (alpha = 8): width 64, so that the embedding is at least as wide as the tokens
-# [x; y] (d + 1 = 33 at d = 32). Groups run one after another (all draws of a group
-# before the next group), the most important first, so a partial file is useful.
+# Transformers: one batch size and schedule for every row. Against alpha (d = 8): width 32.
+# Against d at alpha = 4: width 36, so that the embedding is at least as wide as the tokens
+# [x; y] (d + 1 = 33 at d = 32); d = 64 with width 72. Groups run one after another (all
+# draws of a group before the next group), the most important first, so that a partial
+# file is useful; --groups runs some of them (in separate processes, for instance).
 TF = {"layers": 1, "steps": 1000, "batch": 128, "lr": 3e-3}
 TF_ALPHAS = (2.0, 4.0, 8.0, 16.0)
-TF_DIMS = (8, 16, 32, 64)
-TF_ALPHA_D = 8.0
+TF_DIMS = (8, 16, 32)
+TF_ALPHA_D = 4.0
+TF_WIDTH_D = 36
 
 
 def _transformer_configs() -> list[tuple[int, Config]]:
@@ -144,15 +146,17 @@ def _transformer_configs() -> list[tuple[int, Config]]:
     out = []
     for a in TF_ALPHAS:
         out.append((0, Config(f"h2 d=8 alpha={a:g}", "softmax", "h2", 8, a, width=32, **TF)))
-    for d in TF_DIMS[:3]:
-        out.append((1, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "softmax", "h2", d, TF_ALPHA_D, width=64, **TF)))
+    for d in TF_DIMS:
+        out.append((1, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "softmax", "h2", d, TF_ALPHA_D,
+                              width=TF_WIDTH_D, **TF)))
     for a in TF_ALPHAS:
         out.append((2, Config(f"h2 d=8 alpha={a:g}", "linear", "h2", 8, a, width=32, **TF)))
-    for d in TF_DIMS[:3]:
-        out.append((3, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "linear", "h2", d, TF_ALPHA_D, width=64, **TF)))
+    for d in TF_DIMS:
+        out.append((3, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "linear", "h2", d, TF_ALPHA_D,
+                              width=TF_WIDTH_D, **TF)))
     for a in TF_ALPHAS:
         out.append((4, Config(f"relu d=8 alpha={a:g}", "softmax", "relu", 8, a, width=32, **TF)))
-    out.append((5, Config(f"h2 alpha={TF_ALPHA_D:g} d=64", "softmax", "h2", 64, TF_ALPHA_D, width=64, **TF)))
+    out.append((5, Config(f"h2 alpha={TF_ALPHA_D:g} d=64", "softmax", "h2", 64, TF_ALPHA_D, width=72, **TF)))
     return out
 
 
@@ -174,8 +178,8 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
         "description": (
             "Small transformers (lib.training.train_transformer: 1 layer, MLP values and readout, "
             "Adam, 1000 steps of 128 fresh contexts) with softmax or linear attention, kappa = inf, "
-            "rho = 0.1: h2 and relu at d = 8 against alpha (width 32), h2 at alpha = 8 against "
-            "d = 8, 16, 32, 64 (width 64). "
+            "rho = 0.1: h2 and relu at d = 8 against alpha (width 32), h2 at alpha = 4 against "
+            "d = 8, 16, 32 (width 36) and d = 64 (width 72). "
             "Monte Carlo ICL test errors."
         ),
         "configs": _transformer_configs(),
