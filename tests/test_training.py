@@ -54,6 +54,7 @@ def test_linear_attention_gradient_matches_finite_differences():
             assert_allclose(float(grad[name][i, j]), float((fp - fm) / (2 * h)), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_transformer_gradient_matches_finite_differences():
     ctx = _contexts(n=6, d=3, ell=5, seed=3)
     params = T._init_transformer(np.random.default_rng(4), 4, 6, 2)
@@ -64,7 +65,8 @@ def test_transformer_gradient_matches_finite_differences():
         def loss(p, attention=attention):
             return jnp.mean((data[3] - T._tf_forward(p, *data[:3], attention)) ** 2)
 
-        grad = jax.grad(loss)(params)
+        loss = jax.jit(loss)
+        grad = jax.jit(jax.grad(loss))(params)
         leaves, tree = jax.tree_util.tree_flatten(params)
         gleaves = jax.tree_util.tree_leaves(grad)
         h = 1e-6
@@ -137,6 +139,7 @@ def test_same_seed_same_run():
     assert_allclose(t1.test_error(50, rng=1), t2.test_error(50, rng=1))
 
 
+@pytest.mark.slow
 def test_transformer_variants_run():
     for attention, layers, kappa in (("linear", 2, math.inf), ("softmax", 2, 2.0)):
         m = T.train_transformer("relu", 3, 2.0, 0.1, kappa=kappa, layers=layers, attention=attention,
