@@ -404,6 +404,45 @@ def run_experiment(name: str, out: Path, fresh: bool = False, command: str = "",
     return csv_path
 
 
+def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = print) -> int:
+    """Append the rows of ``other/training_<name>.csv`` that ``out``'s file lacks; merge the runs.
+
+    For rows computed by a separate process (``--groups ... --out OTHER``): every row is
+    checked against the spec this script derives for it (same seed and settings), so a
+    merged file is the same as one computed in a single run.
+    """
+    src_csv = other / f"training_{name}.csv"
+    csv_path, json_path = out / f"training_{name}.csv", out / f"training_{name}.json"
+    if not csv_path.exists():
+        _write_header(csv_path)
+    specs = {_key(asdict(s)): s for s in row_specs(name)}
+    with csv_path.open("a", newline="") as fh:
+        mfs._lock(fh, csv_path)
+        have = {_key(r) for r in _read_existing(csv_path)}
+        new = []
+        for r in _read_existing(src_csv):
+            spec = specs.get(_key(r))
+            if spec is None or not _same_spec(r, spec):
+                log(f"[{name}] skipped a row of {src_csv} that is not in the grid: {_key(r)}")
+                continue
+            if _key(r) not in have:
+                new.append(r)
+                have.add(_key(r))
+        csv.DictWriter(fh, fieldnames=COLUMNS).writerows(new)
+        fh.flush()
+    runs = mfs._previous_runs(json_path) + [
+        {**run, "merged_from": str(src_csv)} for run in mfs._previous_runs(other / f"training_{name}.json")
+    ]
+    _write_meta(name, csv_path, json_path, f"merge of {src_csv}", mfs._now(), runs[:-1] if runs else [],
+                len(new), 0.0, None, True)
+    if runs:  # keep the last run's own record instead of the merge's
+        meta = json.loads(json_path.read_text())
+        meta["runs"] = runs
+        json_path.write_text(json.dumps(mfs._jsonable(meta), indent=2) + "\n")
+    log(f"[{name}] merged {len(new)} rows from {src_csv}")
+    return len(new)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
@@ -416,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler")
     parser.add_argument("--groups", help="comma-separated groups of configurations to compute, in "
                                          "this order (default: all); e.g. 0,2")
+    parser.add_argument("--merge", type=Path, metavar="DIR",
+                        help="append the rows of DIR/training_<experiment>.csv (made with --out DIR) "
+                             "that the output file lacks, then exit")
     parser.add_argument("--no-progress", action="store_true", help="accepted for symmetry with make_finite_size")
     args = parser.parse_args(argv)
     names = args.experiments or list(EXPERIMENTS)
@@ -431,6 +473,10 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
+    if args.merge:
+        for name in names:
+            merge_from(name, out, args.merge, log)
+        return 0
     client = None if args.workers == 0 else mfs.start_client(args.workers, args.scheduler)
     try:
         for name in names:
