@@ -40,8 +40,9 @@ import lib.training as T
 STEPS = 3000
 TF_SIZES = (  # (d, alpha, width): the chapter's sweep sizes
     (8, 16.0, 32),
-    (16, 8.0, 64),
-    (32, 8.0, 64),
+    (16, 4.0, 36),
+    (32, 4.0, 36),
+    (64, 4.0, 72),
 )
 TF_STEPS, TF_BATCH = 60, 128
 
