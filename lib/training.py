@@ -629,7 +629,7 @@ def train_transformer(
     error of the query label, over ``steps`` mini-batches of ``batch`` new contexts drawn
     with :func:`lib.samplers.sample_contexts` (several steps' contexts per call): a fresh task per context when
     ``kappa = inf``, else a task from one fixed set of ``round(kappa d)`` tasks
-    (:func:`lib.sample_task_set`). Float32.
+    (``lib.sample_task_set``). Float32.
 
     Parameters
     ----------
