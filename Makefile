@@ -116,14 +116,18 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/bench_solvers.py --threads 1 --markdown --out bench/results/solvers.md
 	$(BIN)/python bench/bench_theory.py --markdown > bench/results/theory.md
 	$(BIN)/python bench/bench_scaleout.py --markdown --out bench/results/scaleout.md
+	$(BIN)/python bench/bench_training.py --markdown --out bench/results/training.md
 
 # Large-d simulation tables lib/data/finite_size_*.csv/.json, one Dask task per row on a
 # local cluster of one worker per core (DATA_FLAGS="--scheduler tcp://host:8786" for an
 # existing cluster). Hours of computing (the h2 rows at d = 300/400 alone take 2-3
 # hours on a quiet 2-core machine); resumes where an interrupted run stopped. See lib/data/README.md.
 DATA_FLAGS ?=
+# The chapter-7 training sweeps lib/data/training_*.csv/.json (scripts/make_training.py,
+# the same pipeline; about 60-90 CPU-minutes) follow.
 data: $(VENV)/.installed
 	$(BIN)/python scripts/make_finite_size.py $(DATA_FLAGS)
+	$(BIN)/python scripts/make_training.py $(DATA_FLAGS)
 
 clean:
 	rm -rf _build

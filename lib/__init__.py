@@ -22,7 +22,9 @@ One module per concept, the science apart from the teaching layer:
 The teaching layer: :mod:`lib.claims` (asserted sentences), :mod:`lib.tables` (Markdown
 tables), :mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.widgets`,
 which are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
-ipywidgets; ``import lib`` imports neither).
+ipywidgets; ``import lib`` imports neither). :mod:`lib.training` (trained networks,
+chapter 7) and :mod:`lib.training_widgets` are loaded on first use too, since they
+import JAX.
 
 The most used names are re-exported here, so ``from lib import simulate, icl_error``
 works; everything else is reached through its module (``lib.hermite.LINKS``).
@@ -67,7 +69,7 @@ from .theory import (
 
 #: Modules imported on first access (``lib.plotting``), so that ``import lib`` stays free
 #: of matplotlib and ipywidgets.
-_LAZY = ("plotting", "widgets", "labs")
+_LAZY = ("plotting", "widgets", "labs", "training", "training_widgets")
 
 __all__ = [
     "__version__",
@@ -86,7 +88,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """Import :mod:`lib.plotting`, :mod:`lib.widgets` and :mod:`lib.labs` on first use."""
+    """Import the lazily loaded modules (``_LAZY``: plotting, widgets, labs, training) on first use."""
     if name in _LAZY:
         return importlib.import_module(f"lib.{name}")
     raise AttributeError(f"module 'lib' has no attribute {name!r}")

@@ -1,0 +1,874 @@
+"""Trained networks: full linear attention and small transformers, trained with JAX.
+
+The rest of the book fits the reduced parameter ``Gamma`` of linear attention by ridge
+regression (:func:`lib.attention.fit_gamma`). This module trains networks instead:
+
+1. :func:`train_linear_attention`: the full one-layer linear self-attention of
+   :func:`lib.attention.linear_attention` (weights ``W_kq`` and ``W_pv``), trained by
+   full-batch gradient descent or Adam on the squared error of the query label over a
+   fixed pretraining set. Its ``.gamma`` is the reduced ``Gamma`` the weights imply
+   (:func:`lib.attention.gamma_from_weights`), to compare with ``fit_gamma``'s.
+2. :func:`train_transformer`: a small transformer on the same tokens ``[x_i; y_i]``
+   (learned query and key maps, an MLP value map, residual connections, an MLP readout
+   at the query token; softmax or linear attention), trained by Adam on mini-batches of
+   fresh contexts (``kappa = inf``) or of contexts from a fixed task set.
+3. :func:`probe_features` and :func:`probe`: what a trained model's predictions are a
+   function of (linear-attention features and the quadratic feature
+   ``x_q^T M x_q``).
+4. :func:`load_runs`: the stored training sweeps ``lib/data/training_*.csv`` made by
+   ``scripts/make_training.py``.
+
+Float64 is switched on in JAX (``jax_enable_x64``) so that :func:`train_linear_attention`
+can be compared with ``lib``'s solvers to 1e-4 and better; the transformers are trained in
+float32. The same code runs on a GPU when ``jax[cuda12]`` is installed instead of the CPU
+wheels (never required: every run in the book is CPU-sized).
+
+Used in: :doc:`chapter 7 </book/trained/networks>`.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.resources
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import lib.attention
+import lib.samplers
+
+jax.config.update("jax_enable_x64", True)
+
+__all__ = [
+    "ATTENTIONS",
+    "DATA_DIR",
+    "OPTIMIZERS",
+    "TrainedAttention",
+    "TrainedTransformer",
+    "TrainingDivergedError",
+    "context_vectors",
+    "least_squares_gamma",
+    "load_runs",
+    "probe",
+    "probe_features",
+    "reduced_predict",
+    "summarize_runs",
+    "train_linear_attention",
+    "train_transformer",
+]
+
+#: Attention types of :func:`train_transformer`.
+ATTENTIONS = ("softmax", "linear")
+#: Optimizers of :func:`train_linear_attention`.
+OPTIMIZERS = ("adam", "gd")
+#: Folder of the stored training sweeps (``training_<experiment>.csv/.json``).
+DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
+
+# A loss above this multiple of the initial loss (or not finite) stops the run: the step
+# size is too large for the problem (gradient descent on a quadratic diverges geometrically).
+_DIVERGENCE_FACTOR = 1e4
+# Steps run inside one compiled lax.scan between two divergence checks.
+_CHUNK = 200
+# Test contexts per compiled call of a transformer's predict (memory: chunk x ell x width).
+_PREDICT_CHUNK = 1024
+# Numbers in one block of training contexts of train_transformer (8 MB in float64).
+_BLOCK_FLOATS = 1_000_000
+
+
+class TrainingDivergedError(ValueError):
+    """The training loss became NaN or grew without bound: the step size ``lr`` is too large."""
+
+
+# ----------------------------------------------------------------------------------------
+# validation (the messages name the argument, its value and what is allowed)
+# ----------------------------------------------------------------------------------------
+
+
+def _as_rng(rng: Any) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng: a seed must be a non-negative integer; got {rng!r}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        "rng must be a numpy.random.Generator, a non-negative integer seed, a "
+        f"numpy.random.SeedSequence or None; got {rng!r} of type {type(rng).__name__}"
+    )
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r} of type {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
+def _check_positive(name: str, value: Any, *, allow_zero: bool = False, allow_inf: bool = False) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r} of type {type(value).__name__}")
+    v = float(value)
+    if math.isnan(v) or (math.isinf(v) and not (allow_inf and v > 0)):
+        allowed = "finite or +inf" if allow_inf else "finite"
+        raise ValueError(f"{name} must be {allowed}; got {value!r}")
+    if v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+    return v
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+    return value
+
+
+def _as_float_array(name: str, value: Any, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; got {type(value).__name__}") from exc
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
+    return arr
+
+
+def _check_contexts_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X = _as_float_array("X", X, 3)
+    n, ell, d = X.shape
+    if n < 1 or ell < 1 or d < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    y = _as_float_array("y", y, 2)
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    x_query = _as_float_array("x_query", x_query, 2)
+    if x_query.shape != (n, d):
+        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
+    return X, y, x_query
+
+
+def _unpack_contexts(contexts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, y, x_query, y_query)`` of a :func:`lib.samplers.sample_contexts` result or a tuple."""
+    try:
+        if hasattr(contexts, "X"):
+            X, y, xq, yq = contexts.X, contexts.y, contexts.x_query, contexts.y_query
+        else:
+            X, y, xq, yq = tuple(contexts)[:4]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TypeError(
+            "contexts must be a sample_contexts result (fields X, y, x_query, y_query) or a "
+            f"tuple (X, y, x_query, y_query); got {type(contexts).__name__}"
+        ) from exc
+    X, y, xq = _check_contexts_arrays(X, y, xq)
+    yq = _as_float_array("contexts.y_query", yq, 1)
+    if yq.shape != (X.shape[0],):
+        raise ValueError(f"contexts.y_query must have shape ({X.shape[0]},) to match X; got shape {yq.shape}")
+    return X, y, xq, yq
+
+
+def _diverged(name_lr: float, step: int, loss: float, first: float) -> TrainingDivergedError:
+    return TrainingDivergedError(
+        f"lr = {name_lr:g} is too large: the training loss reached {loss:.3g} at step {step} "
+        f"(initial loss {first:.3g}); use a smaller lr"
+    )
+
+
+def _check_history(losses: np.ndarray, offset: int, first: float, lr: float) -> None:
+    bad = ~np.isfinite(losses) | (losses > _DIVERGENCE_FACTOR * max(first, 1e-12))
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise _diverged(lr, offset + i + 1, float(losses[i]), first)
+
+
+# ----------------------------------------------------------------------------------------
+# 1. full linear attention
+# ----------------------------------------------------------------------------------------
+
+
+def context_vectors(X: Any, y: Any) -> np.ndarray:
+    """The label row of the context second-moment matrix, ``c = (1/ell) sum_i y_i [x_i; y_i]``.
+
+    With the projection-value row ``W_pv[d] = (0, ..., 0, v22)`` (the block ``v21`` zero,
+    as in the reduced model) the linear-attention prediction is
+    ``y_hat = v22 * c^T W_kq[:, :d] x_q``, so ``c`` is all a context contributes.
+    ``c = [u / d, q]`` with the book's features ``u = (d/ell) sum_i y_i x_i`` and
+    ``q = (1/ell) sum_i y_i^2``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d + 1)
+    """
+    X = _as_float_array("X", X, 3)
+    y = _as_float_array("y", y, 2)
+    if y.shape != X.shape[:2]:
+        raise ValueError(f"y must have shape (n, ell) = {X.shape[:2]} to match X; got shape {y.shape}")
+    ell = X.shape[1]
+    out = np.empty((X.shape[0], X.shape[2] + 1))
+    out[:, :-1] = np.einsum("nl,nld->nd", y, X) / ell
+    out[:, -1] = np.einsum("nl,nl->n", y, y) / ell
+    return out
+
+
+def least_squares_gamma(contexts: Any, lam: float = 0.0, norm: str = "frobenius") -> np.ndarray:
+    """``fit_gamma``'s Gamma on the same pretraining set that :func:`train_linear_attention` sees.
+
+    Parameters
+    ----------
+    contexts : Contexts
+        A :func:`lib.samplers.sample_contexts` result.
+    lam : float
+        Ridge strength of :func:`lib.attention.fit_gamma` (0: least squares / minimum norm).
+    norm : {"frobenius", "weights"}
+        Which norm the ridge penalty (and, at ``lam = 0`` with fewer contexts than
+        parameters, the choice among interpolants) uses: ``"frobenius"`` is
+        ``||Gamma||_F^2`` (the book's model); ``"weights"`` is
+        ``d^2 ||Gamma_1||_F^2 + ||gamma_2||^2``, the squared norm of the attention
+        weights ``W_kq[:, :d]`` that realize ``Gamma`` with ``v22 = 1``. Computed by
+        fitting ``Gamma' = Gamma S^{-1}`` (``S = diag(1/d, ..., 1/d, 1)``) on the features
+        ``S f``, so that ``||Gamma'||_F`` is the weighted norm.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d + 1)
+    """
+    X, y, xq, yq = _unpack_contexts(contexts)
+    _check_choice("norm", norm, ("frobenius", "weights"))
+    d = X.shape[2]
+    c = context_vectors(X, y)
+    features = np.concatenate([d * c[:, :-1], c[:, -1:]], axis=1)
+    if norm == "frobenius":
+        return lib.attention.fit_gamma(xq, features, yq, lam=lam)
+    scale = np.ones(d + 1)
+    scale[:d] = 1.0 / d
+    return lib.attention.fit_gamma(xq, features * scale, yq, lam=lam) * scale
+
+
+def reduced_predict(gamma: Any, X: Any, y: Any, x_query: Any) -> np.ndarray:
+    """The reduced model's prediction ``x_q^T Gamma f`` on raw contexts.
+
+    ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]`` are the book's context features;
+    this is :func:`lib.attention.predict` on them.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    x_query : array_like, shape (n, d)
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
+    X, y, x_query = _check_contexts_arrays(X, y, x_query)
+    d = X.shape[2]
+    c = context_vectors(X, y)
+    features = np.concatenate([d * c[:, :-1], c[:, -1:]], axis=1)
+    return lib.attention.predict(gamma, x_query, features)
+
+
+def _la_predict(W_kq: jnp.ndarray, v22: jnp.ndarray, c: jnp.ndarray, xq: jnp.ndarray) -> jnp.ndarray:
+    d = xq.shape[1]
+    return v22 * jnp.einsum("na,ab,nb->n", c, W_kq[:, :d], xq)
+
+
+def _la_loss(params: dict, c: jnp.ndarray, xq: jnp.ndarray, yq: jnp.ndarray, wd: float) -> jnp.ndarray:
+    """Mean squared error of the query label plus ``wd (||W_kq||_F^2 + ||W_pv||_F^2)``."""
+    r = yq - _la_predict(params["W_kq"], params["W_pv"][-1, -1], c, xq)
+    penalty = jnp.sum(params["W_kq"] ** 2) + jnp.sum(params["W_pv"] ** 2)
+    return jnp.mean(r**2) + wd * penalty
+
+
+def _la_mask(D: int) -> dict:
+    """Which entries train: everything except ``v21 = W_pv[d, :d]``, held at zero."""
+    m = np.ones((D, D))
+    m[-1, :-1] = 0.0
+    return {"W_kq": jnp.ones((D, D)), "W_pv": jnp.asarray(m)}
+
+
+@dataclass(frozen=True)
+class TrainedAttention:
+    """A trained one-layer linear attention (result of :func:`train_linear_attention`).
+
+    Attributes
+    ----------
+    W_kq, W_pv : numpy.ndarray, shape (d + 1, d + 1)
+        The trained key-query and projection-value matrices (``W_pv[d, :d] = 0``).
+    history : numpy.ndarray, shape (steps,)
+        Training loss at each step, before its update (mean squared error plus the
+        weight-decay term).
+    settings : dict
+        ``steps, lr, weight_decay, optimizer, init_scale, n, d, ell, seconds``.
+    """
+
+    W_kq: np.ndarray
+    W_pv: np.ndarray
+    history: np.ndarray
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def gamma(self) -> np.ndarray:
+        """The reduced ``Gamma = v22 [K11^T / d, k21]`` (:func:`lib.attention.gamma_from_weights`)."""
+        return lib.attention.gamma_from_weights(self.W_kq, self.W_pv)
+
+    def predict(self, X: Any, y: Any, x_query: Any) -> np.ndarray:
+        """Predicted query labels, shape (n,), for contexts ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)``.
+
+        Equal to :func:`lib.attention.linear_attention` on the embedded contexts.
+        """
+        X, y, x_query = _check_contexts_arrays(X, y, x_query)
+        d = self.W_kq.shape[0] - 1
+        if X.shape[2] != d:
+            raise ValueError(f"X must have d = {d} columns (the trained dimension); got shape {X.shape}")
+        c = context_vectors(X, y)
+        return self.W_pv[-1, -1] * np.einsum("na,ab,nb->n", c, self.W_kq[:, :d], x_query)
+
+
+def train_linear_attention(
+    contexts: Any,
+    *,
+    steps: int,
+    lr: float,
+    weight_decay: float = 0.0,
+    rng: Any = None,
+    optimizer: str = "adam",
+    init_scale: float = 1e-3,
+) -> TrainedAttention:
+    """Train the full linear-attention weights ``(W_kq, W_pv)`` on a pretraining set.
+
+    The model is :func:`lib.attention.linear_attention` on tokens ``Z = [x; y]`` with the
+    query's label zeroed: ``y_hat = (1/ell) sum_i (W_pv z_i)_{d+1} z_i^T W_kq z_q``. The
+    block ``v21 = W_pv[d, :d]`` is held at zero (the reduced model's assumption, without
+    which no ``Gamma`` reproduces the prediction; see
+    :func:`lib.attention.gamma_from_weights`); every other entry is trained, by
+    full-batch Adam (``optimizer="adam"``, step size decaying exponentially from ``lr``
+    to ``lr / 1000``) or plain gradient descent (``"gd"``, constant ``lr``), on
+
+    .. math:: L = \\frac1n \\sum_{\\mu=1}^n \\big(y^\\mu_{\\ell+1} - \\hat y^\\mu\\big)^2
+              + \\omega \\big(\\|W_{kq}\\|_F^2 + \\|W_{pv}\\|_F^2\\big) .
+
+    Initialization: ``W_kq`` and the rows of ``W_pv`` that do not reach the prediction
+    have i.i.d. ``N(0, init_scale^2)`` entries, ``v22 = W_pv[d, d] = 1``. The prediction
+    is ``v22 x_q^T K^T c`` with ``K = W_kq[:, :d]``, so gradient descent moves ``K`` only
+    within the span of the data directions: from a small ``init_scale`` it finds (at
+    ``tau < 1``) the minimum-norm interpolant plus ``v22`` times the part of the
+    initialization the data never see.
+
+    Weight decay on the factors is not ridge on ``Gamma``: at a minimum of ``L`` the
+    factors are balanced and
+    ``min {v22^2 + ||K11||_F^2 + ||k21||^2 : Gamma fixed} = 2 sqrt(d^2 ||Gamma_1||_F^2 +
+    ||gamma_2||^2)``, a norm (not its square) of a rescaled ``Gamma``; the entries that
+    do not reach the prediction decay to zero.
+
+    Parameters
+    ----------
+    contexts : Contexts
+        The pretraining set, a :func:`lib.samplers.sample_contexts` result (or a tuple
+        ``(X, y, x_query, y_query)``).
+    steps : int
+        Optimization steps (>= 1).
+    lr : float
+        Step size (> 0).
+    weight_decay : float
+        ``omega >= 0``, the squared-norm penalty on both weight matrices.
+    rng : numpy.random.Generator, int or None
+        Random source of the initialization.
+    optimizer : {"adam", "gd"}
+    init_scale : float
+        Standard deviation of the initial weights (> 0).
+
+    Returns
+    -------
+    TrainedAttention
+        ``.gamma``, ``.predict(X, y, x_query)``, ``.history``, ``.settings``.
+
+    Raises
+    ------
+    TrainingDivergedError
+        (a ``ValueError``) if the loss becomes NaN or exceeds 1e4 times its initial
+        value; the message names ``lr``.
+
+    See Also
+    --------
+    lib.attention.fit_gamma : the least-squares / ridge ``Gamma`` this training reaches at ``tau > 1``.
+    least_squares_gamma : ``fit_gamma`` on exactly the same pretraining set.
+
+    Notes
+    -----
+    Float64 throughout. Cost per step ``O(n d^2)``. Used in:
+    :doc:`chapter 7 </book/trained/networks>`.
+    """
+    X, y, xq, yq = _unpack_contexts(contexts)
+    steps = _check_int("steps", steps, 1)
+    lr = _check_positive("lr", lr)
+    wd = _check_positive("weight_decay", weight_decay, allow_zero=True)
+    optimizer = _check_choice("optimizer", optimizer, OPTIMIZERS)
+    init_scale = _check_positive("init_scale", init_scale)
+    gen = _as_rng(rng)
+    n, ell, d = X.shape
+    D = d + 1
+    t0 = time.perf_counter()
+
+    W_kq = init_scale * gen.standard_normal((D, D))
+    W_pv = init_scale * gen.standard_normal((D, D))
+    W_pv[-1, :-1] = 0.0
+    W_pv[-1, -1] = 1.0
+    params = {"W_kq": jnp.asarray(W_kq), "W_pv": jnp.asarray(W_pv)}
+    c, xq_j, yq_j = jnp.asarray(context_vectors(X, y)), jnp.asarray(xq), jnp.asarray(yq)
+    mask = _la_mask(D)
+    if optimizer == "adam":
+        schedule = optax.exponential_decay(lr, transition_steps=steps, decay_rate=1e-3)
+        tx = optax.adam(schedule)
+    else:
+        tx = optax.sgd(lr)
+    opt_state = tx.init(params)
+    grad_fn = jax.value_and_grad(_la_loss)
+
+    def one_step(carry, _):
+        p, s = carry
+        loss, g = grad_fn(p, c, xq_j, yq_j, wd)
+        g = jax.tree_util.tree_map(lambda a, m: a * m, g, mask)
+        upd, s = tx.update(g, s, p)
+        return (optax.apply_updates(p, upd), s), loss
+
+    runners: dict[int, Any] = {}
+    first = float(_la_loss(params, c, xq_j, yq_j, wd))
+    history = np.empty(steps)
+    done = 0
+    while done < steps:
+        k = min(_CHUNK, steps - done)
+        if k not in runners:
+            runners[k] = jax.jit(lambda carry, k=k: jax.lax.scan(one_step, carry, None, length=k))
+        (params, opt_state), losses = runners[k]((params, opt_state))
+        history[done : done + k] = np.asarray(losses)
+        _check_history(history[done : done + k], done, first, lr)
+        done += k
+    final = float(_la_loss(params, c, xq_j, yq_j, wd))
+    _check_history(np.array([final]), steps, first, lr)
+    settings = {
+        "steps": steps, "lr": lr, "weight_decay": wd, "optimizer": optimizer,
+        "init_scale": init_scale, "n": n, "d": d, "ell": ell,
+        "final_loss": final, "seconds": time.perf_counter() - t0,
+    }
+    return TrainedAttention(np.asarray(params["W_kq"]), np.asarray(params["W_pv"]), history, settings)
+
+
+# ----------------------------------------------------------------------------------------
+# 2. small transformers
+# ----------------------------------------------------------------------------------------
+
+
+def _dense(gen: np.random.Generator, fan_in: int, fan_out: int, scale: float = 1.0) -> np.ndarray:
+    return (scale / math.sqrt(fan_in)) * gen.standard_normal((fan_in, fan_out))
+
+
+def _init_transformer(gen: np.random.Generator, D: int, width: int, layers: int) -> dict:
+    m = width
+    params: dict[str, Any] = {
+        "embed": _dense(gen, D, m), "embed_b": np.zeros(m), "layers": [],
+        "out1": _dense(gen, m, m), "out1_b": np.zeros(m),
+        "out2": _dense(gen, m, 1, scale=0.1)[:, 0], "out2_b": np.zeros(()),
+    }
+    for _ in range(layers):
+        params["layers"].append({
+            "Wq": _dense(gen, m, m), "Wk": _dense(gen, m, m),
+            "V1": _dense(gen, m, m), "V1_b": np.zeros(m),
+            "V2": _dense(gen, m, m, scale=0.5), "V2_b": np.zeros(m),
+        })
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype=jnp.float32), params)
+
+
+def _attend(layer: dict, h_query: jnp.ndarray, h_keys: jnp.ndarray, attention: str) -> jnp.ndarray:
+    """Attention of query rows ``h_query (B, Q, m)`` to the context tokens ``h_keys (B, L, m)``."""
+    m = h_keys.shape[-1]
+    q = h_query @ layer["Wq"]
+    k = h_keys @ layer["Wk"]
+    v = jax.nn.gelu(h_keys @ layer["V1"] + layer["V1_b"]) @ layer["V2"] + layer["V2_b"]
+    s = jnp.einsum("bqm,blm->bql", q, k) / math.sqrt(m)
+    if attention == "softmax":
+        a = jax.nn.softmax(s, axis=-1)
+    else:
+        a = s / h_keys.shape[1]
+    return jnp.einsum("bql,blm->bqm", a, v)
+
+
+def _tf_forward(params: dict, X: jnp.ndarray, y: jnp.ndarray, xq: jnp.ndarray, attention: str) -> jnp.ndarray:
+    """Predictions ``(B,)`` for contexts ``X (B, ell, d)``, ``y (B, ell)``, queries ``xq (B, d)``."""
+    d = X.shape[-1]
+    scale = math.sqrt(d)  # tokens enter as [sqrt(d) x; y]: entries of order one
+    tokens = jnp.concatenate([scale * X, y[..., None]], axis=-1)
+    query = jnp.concatenate([scale * xq, jnp.zeros_like(xq[:, :1])], axis=-1)[:, None, :]
+    h = tokens @ params["embed"] + params["embed_b"]
+    hq = query @ params["embed"] + params["embed_b"]
+    n_layers = len(params["layers"])
+    for i, layer in enumerate(params["layers"]):
+        if i < n_layers - 1:  # earlier layers update the context tokens too
+            h_new = h + _attend(layer, h, h, attention)
+            hq = hq + _attend(layer, hq, h, attention)
+            h = h_new
+        else:
+            hq = hq + _attend(layer, hq, h, attention)
+    hq = hq[:, 0, :]
+    out = jax.nn.gelu(hq @ params["out1"] + params["out1_b"]) @ params["out2"] + params["out2_b"]
+    return out
+
+
+@dataclass(frozen=True)
+class TrainedTransformer:
+    """A trained small transformer (result of :func:`train_transformer`).
+
+    Attributes
+    ----------
+    params : dict
+        The weights (a pytree of float32 arrays).
+    history : numpy.ndarray, shape (steps,)
+        Mini-batch training loss (mean squared error) at each step.
+    settings : dict
+        ``teacher, d, alpha, ell, rho, kappa, layers, width, attention, steps, batch, lr,
+        seconds`` (``teacher`` as given when it is a name).
+    """
+
+    params: Any
+    history: np.ndarray
+    settings: dict = field(default_factory=dict)
+    teacher: Any = None
+    tasks: Any = None
+
+    def predict(self, X: Any, y: Any, x_query: Any) -> np.ndarray:
+        """Predicted query labels, shape (n,), for contexts ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)``.
+
+        Any context length ``ell`` is accepted (the network has no positional encoding).
+        """
+        X, y, x_query = _check_contexts_arrays(X, y, x_query)
+        d = self.settings["d"]
+        if X.shape[2] != d:
+            raise ValueError(f"X must have d = {d} columns (the trained dimension); got shape {X.shape}")
+        fwd = _forward_jit(self.settings["attention"])
+        out = np.empty(X.shape[0])
+        for s in range(0, X.shape[0], _PREDICT_CHUNK):
+            sl = slice(s, s + _PREDICT_CHUNK)
+            out[sl] = np.asarray(fwd(self.params, jnp.asarray(X[sl], jnp.float32),
+                                     jnp.asarray(y[sl], jnp.float32), jnp.asarray(x_query[sl], jnp.float32)))
+        return out
+
+    def test_error(self, n_test: int = 4000, rng: Any = None, *, fresh_tasks: bool = True) -> tuple[float, float]:
+        """Mean squared error on ``n_test`` new contexts and its standard error.
+
+        ``fresh_tasks=True`` draws a fresh task per context (the ICL error); ``False``
+        uses the training task set (the IDG error; the same as ICL when ``kappa = inf``).
+        """
+        n_test = _check_int("n_test", n_test, 2)
+        s = self.settings
+        tasks = None if fresh_tasks else self.tasks
+        ctx = lib.samplers.sample_contexts(n_test, s["d"], s["ell"], tasks, self.teacher, s["rho"], _as_rng(rng))
+        r2 = (ctx.y_query - self.predict(ctx.X, ctx.y, ctx.x_query)) ** 2
+        return float(r2.mean()), float(r2.std(ddof=1) / math.sqrt(n_test))
+
+
+_FORWARD_CACHE: dict[str, Any] = {}
+
+
+def _forward_jit(attention: str):
+    if attention not in _FORWARD_CACHE:
+        _FORWARD_CACHE[attention] = jax.jit(lambda p, X, y, xq: _tf_forward(p, X, y, xq, attention))
+    return _FORWARD_CACHE[attention]
+
+
+def train_transformer(
+    teacher: Any,
+    d: int,
+    alpha: float,
+    rho: float,
+    *,
+    kappa: float = math.inf,
+    layers: int = 1,
+    width: int = 64,
+    attention: str = "softmax",
+    steps: int,
+    batch: int,
+    lr: float,
+    rng: Any = None,
+) -> TrainedTransformer:
+    """Train a small transformer for in-context regression on the book's data model.
+
+    Tokens are ``[x_i; y_i]`` for the ``ell = round(alpha d)`` context tokens and
+    ``[x_q; 0]`` for the query (the ``x`` part scaled by ``sqrt(d)`` so that its entries
+    are of order one), embedded linearly in ``R^width``. Each layer adds to a token
+    ``h`` the attention output
+
+    .. math:: \\sum_{i=1}^{\\ell} a_i\\, V(h_i), \\qquad
+              s_i = \\frac{(W_q h)^\\top W_k h_i}{\\sqrt{m}},
+
+    with ``a = softmax(s)`` (``attention="softmax"``) or ``a = s / ell`` (``"linear"``),
+    over the context tokens only (the query is not a key, as in
+    :func:`lib.attention.linear_attention`), and an MLP value map
+    ``V(h) = W_2 gelu(W_1 h + b_1) + b_2`` (residual connection). With ``layers = 2`` the
+    first layer updates the context tokens as well (self-attention among them). The
+    prediction is an MLP readout ``w^T gelu(R h_q + r) + b`` of the query token. With
+    ``attention="linear"`` this is an MLP on the tokens, then linear attention, then a
+    readout: the architecture of Oko et al. (2024) in this model.
+
+    Training: Adam with step size ``lr`` (cosine decay to ``lr / 10``) on the squared
+    error of the query label, over ``steps`` mini-batches of ``batch`` new contexts drawn
+    with :func:`lib.samplers.sample_contexts` (several steps' contexts per call): a fresh task per context when
+    ``kappa = inf``, else a task from one fixed set of ``round(kappa d)`` tasks
+    (``lib.sample_task_set``). Float32.
+
+    Parameters
+    ----------
+    teacher : None, str or callable
+        The link ``f`` (as :func:`lib.samplers.sample_contexts` accepts it, e.g. ``"h2"``).
+    d : int
+        Token dimension (>= 1).
+    alpha : float
+        Context length per dimension (> 0); ``ell = max(1, round(alpha d))``.
+    rho : float
+        Label-noise variance (>= 0).
+    kappa : float
+        Tasks per dimension (> 0 or inf).
+    layers : {1, 2}
+    width : int
+        Hidden width ``m`` (>= 2).
+    attention : {"softmax", "linear"}
+    steps, batch : int
+        Optimization steps and contexts per step (>= 1).
+    lr : float
+        Adam step size (> 0).
+    rng : numpy.random.Generator, int or None
+        Random source (initialization, task set and every training context).
+
+    Returns
+    -------
+    TrainedTransformer
+        ``.predict(X, y, x_query)``, ``.test_error(n_test, rng)``, ``.history``,
+        ``.settings``.
+
+    Raises
+    ------
+    TrainingDivergedError
+        (a ``ValueError``) if the loss becomes NaN or exceeds 1e4 times its initial
+        value; the message names ``lr``.
+
+    Notes
+    -----
+    Cost per step ``O(batch ell width^2)`` for one layer, plus ``O(batch ell^2 width)``
+    for the second. Used in: :doc:`chapter 7 </book/trained/networks>`.
+    """
+    d = _check_int("d", d, 1)
+    alpha = _check_positive("alpha", alpha)
+    rho = _check_positive("rho", rho, allow_zero=True)
+    kappa = _check_positive("kappa", kappa, allow_inf=True)
+    layers = _check_int("layers", layers, 1)
+    if layers > 2:
+        raise ValueError(f"layers must be 1 or 2; got {layers!r}")
+    width = _check_int("width", width, 2)
+    attention = _check_choice("attention", attention, ATTENTIONS)
+    steps = _check_int("steps", steps, 1)
+    batch = _check_int("batch", batch, 1)
+    lr = _check_positive("lr", lr)
+    gen = _as_rng(rng)
+    ell = max(1, round(alpha * d))
+    # fails early, with sample_contexts' own message, on a teacher it does not accept
+    lib.samplers.sample_contexts(1, d, ell, None, teacher, rho, np.random.default_rng(0))
+    t0 = time.perf_counter()
+    tasks = None if math.isinf(kappa) else lib.sample_task_set(d, kappa, gen)
+    params = _init_transformer(gen, d + 1, width, layers)
+    schedule = optax.cosine_decay_schedule(lr, decay_steps=steps, alpha=0.1)
+    tx = optax.adam(schedule)
+    opt_state = tx.init(params)
+
+    def loss_fn(p, X, y, xq, yq):
+        return jnp.mean((yq - _tf_forward(p, X, y, xq, attention)) ** 2)
+
+    def one_step(carry, batch_data):
+        p, s = carry
+        loss, g = jax.value_and_grad(loss_fn)(p, *batch_data)
+        upd, s = tx.update(g, s, p)
+        return (optax.apply_updates(p, upd), s), loss
+
+    # steps run in blocks: the contexts of a block are drawn in one call and the block's
+    # steps in one compiled lax.scan (block size by memory: at most ~_BLOCK_FLOATS numbers)
+    block = max(1, min(_CHUNK // 4, _BLOCK_FLOATS // (batch * ell * (d + 1))))
+    runners: dict[int, Any] = {}
+    history = np.empty(steps)
+    done, first = 0, None
+    while done < steps:
+        k = min(block, steps - done)
+        ctx = lib.samplers.sample_contexts(k * batch, d, ell, tasks, teacher, rho, gen)
+        data = (
+            jnp.asarray(ctx.X.reshape(k, batch, ell, d), jnp.float32),
+            jnp.asarray(ctx.y.reshape(k, batch, ell), jnp.float32),
+            jnp.asarray(ctx.x_query.reshape(k, batch, d), jnp.float32),
+            jnp.asarray(ctx.y_query.reshape(k, batch), jnp.float32),
+        )
+        if k not in runners:
+            runners[k] = jax.jit(lambda carry, data: jax.lax.scan(one_step, carry, data))
+        (params, opt_state), losses = runners[k]((params, opt_state), data)
+        history[done : done + k] = np.asarray(losses)
+        if first is None:
+            first = max(float(history[0]), 1e-12)
+        _check_history(history[done : done + k], done, first, lr)
+        done += k
+    settings = {
+        "teacher": teacher if isinstance(teacher, str) or teacher is None else getattr(teacher, "__name__", "callable"),
+        "d": d, "alpha": alpha, "ell": ell, "rho": rho, "kappa": kappa, "layers": layers,
+        "width": width, "attention": attention, "steps": steps, "batch": batch, "lr": lr,
+        "seconds": time.perf_counter() - t0,
+    }
+    return TrainedTransformer(jax.tree_util.tree_map(np.asarray, params), history, settings, teacher, tasks)
+
+
+# ----------------------------------------------------------------------------------------
+# 3. probes: what the predictions are a function of
+# ----------------------------------------------------------------------------------------
+
+
+def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
+    """Candidate features of a context that a trained model's prediction may use.
+
+    - ``"linear"``: ``x_q^T u`` with ``u = (d/ell) sum_i y_i x_i`` (what linear attention
+      with ``Gamma_1 = I`` computes; its signal is the linear Hermite part ``a_1``);
+    - ``"quadratic"``: ``x_q^T M x_q`` with ``M = (1/ell) sum_i y_i (d x_i x_i^T - I)``,
+      the one-step spectral estimator that sees the ``h_2`` part of the teacher
+      (``E[M | w] = sqrt(2) a_2 (w w^T - I)/d`` up to normalization);
+    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    x_query : array_like, shape (n, d)
+
+    Returns
+    -------
+    dict of numpy.ndarray, each of shape (n,)
+    """
+    X, y, x_query = _check_contexts_arrays(X, y, x_query)
+    _, ell, d = X.shape
+    proj = np.einsum("nld,nd->nl", X, x_query)  # x_i^T x_q
+    quad = d * np.einsum("nl,nl->n", y, proj**2) / ell - np.einsum("nl->n", y) / ell * np.einsum("nd,nd->n", x_query, x_query)
+    return {
+        "linear": d * np.einsum("nl,nl->n", y, proj) / ell,
+        "quadratic": quad,
+        "q": np.einsum("nl,nl->n", y, y) / ell,
+        "mean": y.mean(axis=1),
+    }
+
+
+def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, ...]) -> dict[str, Any]:
+    """Least-squares fit of ``predictions`` on an intercept and the named features.
+
+    Parameters
+    ----------
+    predictions : array_like, shape (n,)
+        A model's predictions on ``n`` contexts.
+    features : dict
+        :func:`probe_features` of the same contexts.
+    names : tuple of str
+        Which features to regress on.
+
+    Returns
+    -------
+    dict
+        ``"coef"`` (intercept first), ``"r2"`` (fraction of the predictions' variance
+        explained) and ``"names"``.
+    """
+    p = _as_float_array("predictions", predictions, 1)
+    if not names:
+        raise ValueError("names must list at least one feature")
+    unknown = [k for k in names if k not in features]
+    if unknown:
+        raise ValueError(f"names must be keys of features {sorted(features)}; got {unknown}")
+    A = np.column_stack([np.ones_like(p)] + [np.asarray(features[k], float) for k in names])
+    if A.shape[0] != p.shape[0]:
+        raise ValueError(f"features must have {p.shape[0]} rows like predictions; got {A.shape[0]}")
+    coef, *_ = np.linalg.lstsq(A, p, rcond=None)
+    resid = p - A @ coef
+    return {"coef": coef, "r2": float(1.0 - resid.var() / p.var()), "names": ("intercept",) + tuple(names)}
+
+
+# ----------------------------------------------------------------------------------------
+# 4. stored sweeps
+# ----------------------------------------------------------------------------------------
+
+
+def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
+    """Rows of the stored training sweep ``training_<experiment>.csv`` (numbers as floats).
+
+    Parameters
+    ----------
+    experiment : str
+        Name of the experiment in ``scripts/make_training.py`` (``"transformers"``,
+        ``"linear_attention"``).
+    data_dir : path-like, optional
+        Folder of the CSV files (default :data:`DATA_DIR`).
+
+    Returns
+    -------
+    list of dict
+    """
+    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
+    if not path.exists():
+        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+    rows = []
+    with path.open(newline="") as fh:
+        for r in csv.DictReader(fh):
+            out: dict[str, Any] = {}
+            for k, v in r.items():
+                try:
+                    out[k] = float(v)
+                except (TypeError, ValueError):
+                    out[k] = v
+            rows.append(out)
+    return rows
+
+
+def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:
+    """Mean, standard error and count of ``value`` over the seeds of each group of rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows (possibly filtered).
+    by : tuple of str
+        Columns that define a group (e.g. ``("kind", "teacher", "d", "alpha")``).
+    value : str
+        The column to average.
+
+    Returns
+    -------
+    list of dict
+        One dict per group, sorted by ``by``: the ``by`` columns, ``"mean"``, ``"se"``
+        (standard deviation over the rows of the group divided by the square root of
+        their number; NaN for one row) and ``"count"``.
+    """
+    groups: dict[tuple, list[float]] = {}
+    for r in rows:
+        try:
+            key = tuple(r[k] for k in by)
+        except KeyError as exc:
+            raise ValueError(f"by must name columns of the rows; {exc.args[0]!r} is not one") from exc
+        groups.setdefault(key, []).append(float(r[value]))
+    out = []
+    for key in sorted(groups):
+        v = np.asarray(groups[key])
+        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+        out.append({**dict(zip(by, key)), "mean": float(v.mean()), "se": se, "count": int(v.size)})
+    return out
