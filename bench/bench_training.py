@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import lib
-import lib.training as T
+import lib  # noqa: E402
+import lib.training as T  # noqa: E402
 
 STEPS = 3000
 TF_SIZES = (  # (d, alpha, width): the chapter's sweep sizes
@@ -59,7 +59,11 @@ def linear_attention_row(d: int, seed: int = 0) -> dict:
     t_train = time.perf_counter() - t0
     within = np.flatnonzero(model.history <= 1.01 * loss_ls)
     return {
-        "d": d, "n": 4 * d * d, "p": d * (d + 1), "fit_s": t_fit, "train_s": t_train,
+        "d": d,
+        "n": 4 * d * d,
+        "p": d * (d + 1),
+        "fit_s": t_fit,
+        "train_s": t_train,
         "steps_1pc": int(within[0]) + 1 if within.size else -1,
         "rel_gamma": float(np.linalg.norm(model.gamma - g_ls) / np.linalg.norm(g_ls)),
     }
@@ -71,8 +75,16 @@ def _transformer_worker(d: int, alpha: float, width: int, queue) -> None:
     T.train_transformer("h2", d, alpha, 0.1, steps=TF_STEPS, batch=TF_BATCH, lr=1e-3, width=width, rng=1)
     dt = time.perf_counter() - t0
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    queue.put({"d": d, "alpha": alpha, "width": width, "ell": round(alpha * d),
-               "ctx_per_s": TF_STEPS * TF_BATCH / dt, "peak_mib": peak_kib / 1024})
+    queue.put(
+        {
+            "d": d,
+            "alpha": alpha,
+            "width": width,
+            "ell": round(alpha * d),
+            "ctx_per_s": TF_STEPS * TF_BATCH / dt,
+            "peak_mib": peak_kib / 1024,
+        }
+    )
 
 
 def transformer_row(d: int, alpha: float, width: int) -> dict:
@@ -90,9 +102,11 @@ def _header() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     import jax
 
-    return (f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
-            f"{platform.platform()}, {os.cpu_count()} cores, load {load:.1f}, "
-            f"jax {jax.__version__} ({jax.default_backend()})")
+    return (
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"{platform.platform()}, {os.cpu_count()} cores, load {load:.1f}, "
+        f"jax {jax.__version__} ({jax.default_backend()})"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,20 +117,35 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dims = [int(x) for x in args.dims.split(",")]
     lines = [f"Measured {_header()}.", ""]
-    lines += [(f"Full linear attention, ReLU teacher, n = 4 d^2, ell = 2 d, Adam {STEPS} steps "
-              "(lr 0.05) against fit_gamma on the same data:"), ""]
-    lines += ["| d | n | p | fit_gamma (s) | training (s) | steps to LS loss + 1 % | final rel. diff. of Gamma |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        (
+            f"Full linear attention, ReLU teacher, n = 4 d^2, ell = 2 d, Adam {STEPS} steps "
+            "(lr 0.05) against fit_gamma on the same data:"
+        ),
+        "",
+    ]
+    lines += [
+        "| d | n | p | fit_gamma (s) | training (s) | steps to LS loss + 1 % | final rel. diff. of Gamma |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for d in dims:
         r = linear_attention_row(d)
-        lines.append(f"| {r['d']} | {r['n']} | {r['p']} | {r['fit_s']:.3f} | {r['train_s']:.2f} | "
-                     f"{r['steps_1pc']} | {r['rel_gamma']:.1e} |")
-    lines += ["", f"Small transformers (softmax, 1 layer), {TF_BATCH} contexts a step, after compilation:", "",
-              "| d | alpha | ell | width | contexts / s | peak memory (MiB) |", "|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['d']} | {r['n']} | {r['p']} | {r['fit_s']:.3f} | {r['train_s']:.2f} | "
+            f"{r['steps_1pc']} | {r['rel_gamma']:.1e} |"
+        )
+    lines += [
+        "",
+        f"Small transformers (softmax, 1 layer), {TF_BATCH} contexts a step, after compilation:",
+        "",
+        "| d | alpha | ell | width | contexts / s | peak memory (MiB) |",
+        "|---|---|---|---|---|---|",
+    ]
     for d, a, w in TF_SIZES:
         r = transformer_row(d, a, w)
-        lines.append(f"| {r['d']} | {r['alpha']:g} | {r['ell']} | {r['width']} | {r['ctx_per_s']:.0f} | "
-                     f"{r['peak_mib']:.0f} |")
+        lines.append(
+            f"| {r['d']} | {r['alpha']:g} | {r['ell']} | {r['width']} | {r['ctx_per_s']:.0f} | {r['peak_mib']:.0f} |"
+        )
     text = "\n".join(lines) + "\n"
     if not args.markdown:
         text = text.replace("| ", "").replace(" |", "")

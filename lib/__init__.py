@@ -69,7 +69,7 @@ from .theory import (
 
 #: Modules imported on first access (``lib.plotting``), so that ``import lib`` stays free
 #: of matplotlib and ipywidgets.
-_LAZY = ("plotting", "widgets", "labs", "training", "training_widgets")
+_LAZY = ("plotting", "widgets", "labs", "training", "training_runs", "training_widgets")
 
 __all__ = [
     "__version__",

@@ -260,8 +260,9 @@ def coefficients(f: Callable, degree: int) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> coefficients(np.tanh, 3).round(6)  # odd link: even coefficients vanish
-    array([ 0.      ,  0.605706,  0.      , -0.148437])
+    >>> a = coefficients(np.tanh, 3)  # odd link: the even coefficients vanish
+    >>> bool(np.abs(a[::2]).max() < 1e-12), [round(float(x), 6) for x in a[1::2]]
+    (True, [0.605706, -0.148437])
     >>> coefficients("relu", 2).round(6)  # a catalogue link: closed form
     array([0.398942, 0.5     , 0.282095])
     """

@@ -12,11 +12,10 @@ regression (:func:`lib.attention.fit_gamma`). This module trains networks instea
    (learned query and key maps, an MLP value map, residual connections, an MLP readout
    at the query token; softmax or linear attention), trained by Adam on mini-batches of
    fresh contexts (``kappa = inf``) or of contexts from a fixed task set.
-3. :func:`probe_features` and :func:`probe`: what a trained model's predictions are a
-   function of (linear-attention features and the quadratic feature
-   ``x_q^T M x_q``).
-4. :func:`load_runs`: the stored training sweeps ``lib/data/training_*.csv`` made by
-   ``scripts/make_training.py``.
+3. re-exported from :mod:`lib.training_runs` (numpy only): :func:`probe_features` and
+   :func:`probe` (what a trained model's predictions are a function of) and
+   :func:`load_runs` (the stored training sweeps ``lib/data/training_*.csv`` made by
+   ``scripts/make_training.py``).
 
 Float64 is switched on in JAX (``jax_enable_x64``) so that :func:`train_linear_attention`
 can be compared with ``lib``'s solvers to 1e-4 and better; the transformers are trained in
@@ -28,13 +27,10 @@ Used in: :doc:`chapter 7 </book/trained/networks>`.
 
 from __future__ import annotations
 
-import csv
-import importlib.resources
 import math
 import numbers
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -44,6 +40,15 @@ import optax
 
 import lib.attention
 import lib.samplers
+from lib.training_runs import (
+    DATA_DIR,
+    _as_float_array,
+    _check_contexts_arrays,
+    load_runs,
+    probe,
+    probe_features,
+    summarize_runs,
+)
 
 jax.config.update("jax_enable_x64", True)
 
@@ -69,8 +74,6 @@ __all__ = [
 ATTENTIONS = ("softmax", "linear")
 #: Optimizers of :func:`train_linear_attention`.
 OPTIMIZERS = ("adam", "gd")
-#: Folder of the stored training sweeps (``training_<experiment>.csv/.json``).
-DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
 
 # A loss above this multiple of the initial loss (or not finite) stops the run: the step
 # size is too large for the problem (gradient descent on a quadratic diverges geometrically).
@@ -131,32 +134,6 @@ def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}; got {value!r}")
     return value
-
-
-def _as_float_array(name: str, value: Any, ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers; got {type(value).__name__}") from exc
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimensions; got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
-    return arr
-
-
-def _check_contexts_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    X = _as_float_array("X", X, 3)
-    n, ell, d = X.shape
-    if n < 1 or ell < 1 or d < 1:
-        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
-    y = _as_float_array("y", y, 2)
-    if y.shape != (n, ell):
-        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
-    x_query = _as_float_array("x_query", x_query, 2)
-    if x_query.shape != (n, d):
-        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
-    return X, y, x_query
 
 
 def _unpack_contexts(contexts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -463,9 +440,16 @@ def train_linear_attention(
     final = float(_la_loss(params, c, xq_j, yq_j, wd))
     _check_history(np.array([final]), steps, first, lr)
     settings = {
-        "steps": steps, "lr": lr, "weight_decay": wd, "optimizer": optimizer,
-        "init_scale": init_scale, "n": n, "d": d, "ell": ell,
-        "final_loss": final, "seconds": time.perf_counter() - t0,
+        "steps": steps,
+        "lr": lr,
+        "weight_decay": wd,
+        "optimizer": optimizer,
+        "init_scale": init_scale,
+        "n": n,
+        "d": d,
+        "ell": ell,
+        "final_loss": final,
+        "seconds": time.perf_counter() - t0,
     }
     return TrainedAttention(np.asarray(params["W_kq"]), np.asarray(params["W_pv"]), history, settings)
 
@@ -482,16 +466,25 @@ def _dense(gen: np.random.Generator, fan_in: int, fan_out: int, scale: float = 1
 def _init_transformer(gen: np.random.Generator, D: int, width: int, layers: int) -> dict:
     m = width
     params: dict[str, Any] = {
-        "embed": _dense(gen, D, m), "embed_b": np.zeros(m), "layers": [],
-        "out1": _dense(gen, m, m), "out1_b": np.zeros(m),
-        "out2": _dense(gen, m, 1, scale=0.1)[:, 0], "out2_b": np.zeros(()),
+        "embed": _dense(gen, D, m),
+        "embed_b": np.zeros(m),
+        "layers": [],
+        "out1": _dense(gen, m, m),
+        "out1_b": np.zeros(m),
+        "out2": _dense(gen, m, 1, scale=0.1)[:, 0],
+        "out2_b": np.zeros(()),
     }
     for _ in range(layers):
-        params["layers"].append({
-            "Wq": _dense(gen, m, m), "Wk": _dense(gen, m, m),
-            "V1": _dense(gen, m, m), "V1_b": np.zeros(m),
-            "V2": _dense(gen, m, m, scale=0.5), "V2_b": np.zeros(m),
-        })
+        params["layers"].append(
+            {
+                "Wq": _dense(gen, m, m),
+                "Wk": _dense(gen, m, m),
+                "V1": _dense(gen, m, m),
+                "V1_b": np.zeros(m),
+                "V2": _dense(gen, m, m, scale=0.5),
+                "V2_b": np.zeros(m),
+            }
+        )
     return jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype=jnp.float32), params)
 
 
@@ -564,8 +557,14 @@ class TrainedTransformer:
         out = np.empty(X.shape[0])
         for s in range(0, X.shape[0], _PREDICT_CHUNK):
             sl = slice(s, s + _PREDICT_CHUNK)
-            out[sl] = np.asarray(fwd(self.params, jnp.asarray(X[sl], jnp.float32),
-                                     jnp.asarray(y[sl], jnp.float32), jnp.asarray(x_query[sl], jnp.float32)))
+            out[sl] = np.asarray(
+                fwd(
+                    self.params,
+                    jnp.asarray(X[sl], jnp.float32),
+                    jnp.asarray(y[sl], jnp.float32),
+                    jnp.asarray(x_query[sl], jnp.float32),
+                )
+            )
         return out
 
     def test_error(self, n_test: int = 4000, rng: Any = None, *, fresh_tasks: bool = True) -> tuple[float, float]:
@@ -728,147 +727,20 @@ def train_transformer(
         done += k
     settings = {
         "teacher": teacher if isinstance(teacher, str) or teacher is None else getattr(teacher, "__name__", "callable"),
-        "d": d, "alpha": alpha, "ell": ell, "rho": rho, "kappa": kappa, "layers": layers,
-        "width": width, "attention": attention, "steps": steps, "batch": batch, "lr": lr,
+        "d": d,
+        "alpha": alpha,
+        "ell": ell,
+        "rho": rho,
+        "kappa": kappa,
+        "layers": layers,
+        "width": width,
+        "attention": attention,
+        "steps": steps,
+        "batch": batch,
+        "lr": lr,
         "seconds": time.perf_counter() - t0,
     }
     return TrainedTransformer(jax.tree_util.tree_map(np.asarray, params), history, settings, teacher, tasks)
 
 
 # ----------------------------------------------------------------------------------------
-# 3. probes: what the predictions are a function of
-# ----------------------------------------------------------------------------------------
-
-
-def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
-    """Candidate features of a context that a trained model's prediction may use.
-
-    - ``"linear"``: ``x_q^T u`` with ``u = (d/ell) sum_i y_i x_i`` (what linear attention
-      with ``Gamma_1 = I`` computes; its signal is the linear Hermite part ``a_1``);
-    - ``"quadratic"``: ``x_q^T M x_q`` with ``M = (1/ell) sum_i y_i (d x_i x_i^T - I)``,
-      the one-step spectral estimator that sees the ``h_2`` part of the teacher
-      (``E[M | w] = sqrt(2) a_2 (w w^T - I)/d`` up to normalization);
-    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, ell, d)
-    y : array_like, shape (n, ell)
-    x_query : array_like, shape (n, d)
-
-    Returns
-    -------
-    dict of numpy.ndarray, each of shape (n,)
-    """
-    X, y, x_query = _check_contexts_arrays(X, y, x_query)
-    _, ell, d = X.shape
-    proj = np.einsum("nld,nd->nl", X, x_query)  # x_i^T x_q
-    quad = d * np.einsum("nl,nl->n", y, proj**2) / ell - np.einsum("nl->n", y) / ell * np.einsum("nd,nd->n", x_query, x_query)
-    return {
-        "linear": d * np.einsum("nl,nl->n", y, proj) / ell,
-        "quadratic": quad,
-        "q": np.einsum("nl,nl->n", y, y) / ell,
-        "mean": y.mean(axis=1),
-    }
-
-
-def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, ...]) -> dict[str, Any]:
-    """Least-squares fit of ``predictions`` on an intercept and the named features.
-
-    Parameters
-    ----------
-    predictions : array_like, shape (n,)
-        A model's predictions on ``n`` contexts.
-    features : dict
-        :func:`probe_features` of the same contexts.
-    names : tuple of str
-        Which features to regress on.
-
-    Returns
-    -------
-    dict
-        ``"coef"`` (intercept first), ``"r2"`` (fraction of the predictions' variance
-        explained) and ``"names"``.
-    """
-    p = _as_float_array("predictions", predictions, 1)
-    if not names:
-        raise ValueError("names must list at least one feature")
-    unknown = [k for k in names if k not in features]
-    if unknown:
-        raise ValueError(f"names must be keys of features {sorted(features)}; got {unknown}")
-    A = np.column_stack([np.ones_like(p)] + [np.asarray(features[k], float) for k in names])
-    if A.shape[0] != p.shape[0]:
-        raise ValueError(f"features must have {p.shape[0]} rows like predictions; got {A.shape[0]}")
-    coef, *_ = np.linalg.lstsq(A, p, rcond=None)
-    resid = p - A @ coef
-    return {"coef": coef, "r2": float(1.0 - resid.var() / p.var()), "names": ("intercept",) + tuple(names)}
-
-
-# ----------------------------------------------------------------------------------------
-# 4. stored sweeps
-# ----------------------------------------------------------------------------------------
-
-
-def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
-    """Rows of the stored training sweep ``training_<experiment>.csv`` (numbers as floats).
-
-    Parameters
-    ----------
-    experiment : str
-        Name of the experiment in ``scripts/make_training.py`` (``"transformers"``,
-        ``"linear_attention"``).
-    data_dir : path-like, optional
-        Folder of the CSV files (default :data:`DATA_DIR`).
-
-    Returns
-    -------
-    list of dict
-    """
-    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
-    if not path.exists():
-        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
-    rows = []
-    with path.open(newline="") as fh:
-        for r in csv.DictReader(fh):
-            out: dict[str, Any] = {}
-            for k, v in r.items():
-                try:
-                    out[k] = float(v)
-                except (TypeError, ValueError):
-                    out[k] = v
-            rows.append(out)
-    return rows
-
-
-def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:
-    """Mean, standard error and count of ``value`` over the seeds of each group of rows.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`load_runs` rows (possibly filtered).
-    by : tuple of str
-        Columns that define a group (e.g. ``("kind", "teacher", "d", "alpha")``).
-    value : str
-        The column to average.
-
-    Returns
-    -------
-    list of dict
-        One dict per group, sorted by ``by``: the ``by`` columns, ``"mean"``, ``"se"``
-        (standard deviation over the rows of the group divided by the square root of
-        their number; NaN for one row) and ``"count"``.
-    """
-    groups: dict[tuple, list[float]] = {}
-    for r in rows:
-        try:
-            key = tuple(r[k] for k in by)
-        except KeyError as exc:
-            raise ValueError(f"by must name columns of the rows; {exc.args[0]!r} is not one") from exc
-        groups.setdefault(key, []).append(float(r[value]))
-    out = []
-    for key in sorted(groups):
-        v = np.asarray(groups[key])
-        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
-        out.append({**dict(zip(by, key)), "mean": float(v.mean()), "se": se, "count": int(v.size)})
-    return out

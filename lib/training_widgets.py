@@ -29,8 +29,10 @@ KIND_LABELS = {"softmax": "softmax attention + MLPs", "linear": "linear attentio
 _MARKERS = {"softmax": "o", "linear": "s"}
 _COLORS = {"softmax": "#D55E00", "linear": "#0072B2"}
 
-_NOTE = ("Interactive explorer: it needs a running Python kernel (Binder, Colab or a local "
-         "Jupyter); the figure above shows the default values.")
+_NOTE = (
+    "Interactive explorer: it needs a running Python kernel (Binder, Colab or a local "
+    "Jupyter); the figure above shows the default values."
+)
 
 
 class _Explorer(widgets.interactive):
@@ -73,14 +75,22 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     alphas = np.logspace(np.log10(1.5), np.log10(20.0), 60)
     floor = float(lib.effective_noise(teacher, rho))
     ax.axhline(floor, color="0.3", ls=":", lw=1.3, label=r"$\rho_{\mathrm{nl}}$ (linear attention, $\tau \to \infty$)")
-    lib.plotting.theory_line(ax, alphas, lib.spectral_error(alphas, teacher, rho), color="#009E73",
-                             label=r"spectral learner, $d \to \infty$")
+    lib.plotting.theory_line(
+        ax, alphas, lib.spectral_error(alphas, teacher, rho), color="#009E73", label=r"spectral learner, $d \to \infty$"
+    )
     for kind in ("softmax", "linear"):
         s = lib.training.summarize_runs([r for r in sel if r["kind"] == kind], ("alpha",))
         if s:
             a = np.array([g["alpha"] for g in s])
-            lib.plotting.sim_points(ax, a, [g["mean"] for g in s], [g["se"] for g in s],
-                                    color=_COLORS[kind], marker=_MARKERS[kind], label=KIND_LABELS[kind])
+            lib.plotting.sim_points(
+                ax,
+                a,
+                [g["mean"] for g in s],
+                [g["se"] for g in s],
+                color=_COLORS[kind],
+                marker=_MARKERS[kind],
+                label=KIND_LABELS[kind],
+            )
     ax.set_xscale("log")
     ax.set_xlabel(r"context length $\alpha = \ell/d$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
@@ -98,5 +108,8 @@ def sweep_explorer(teacher: str = "h2", d: int = 8, rho: float = 0.1) -> widgets
         sweep_figure(teacher, d, rho, rows)
         plt.show()
 
-    return _Explorer(draw, teacher=widgets.Dropdown(options=teachers, value=teacher, description="teacher"),
-                     d=widgets.Dropdown(options=dims, value=d, description="d"))
+    return _Explorer(
+        draw,
+        teacher=widgets.Dropdown(options=teachers, value=teacher, description="teacher"),
+        d=widgets.Dropdown(options=dims, value=d, description="d"),
+    )

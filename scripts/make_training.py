@@ -53,12 +53,12 @@ for _p in (str(ROOT), str(ROOT / "scripts")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-import jax
-import make_finite_size as mfs
-import optax
+import jax  # noqa: E402
+import make_finite_size as mfs  # noqa: E402
+import optax  # noqa: E402
 
-import lib
-import lib.training
+import lib  # noqa: E402
+import lib.training  # noqa: E402
 
 INF = math.inf
 
@@ -91,8 +91,20 @@ class Row:
 
 
 COLUMNS = tuple(Row.__dataclass_fields__) + (
-    "ell", "n", "icl", "icl_se", "icl_ls", "icl_ls_se", "gamma_rel_diff", "gamma_norm",
-    "gamma_norm_ls", "icl_wmn", "icl_wmn_se", "gamma_rel_diff_wmn", "final_loss", "seconds",
+    "ell",
+    "n",
+    "icl",
+    "icl_se",
+    "icl_ls",
+    "icl_ls_se",
+    "gamma_rel_diff",
+    "gamma_norm",
+    "gamma_norm_ls",
+    "icl_wmn",
+    "icl_wmn_se",
+    "gamma_rel_diff_wmn",
+    "final_loss",
+    "seconds",
 )
 _KEY = ("label", "kind", "d", "alpha", "draw")
 
@@ -124,8 +136,23 @@ def _linear_attention_configs() -> list[tuple[int, Config]]:
             out.append((0, Config(f"{t} tau=3", "linear_attention", t, 40, a, tau=3.0, steps=3000, lr=0.05)))
     # tau < 1: plain gradient descent (Adam's coordinate-wise steps have another implicit bias)
     for s in (1e-3, 0.1, 0.3):
-        out.append((1, Config(f"relu tau=0.5 init={s:g}", "linear_attention", "relu", 40, 2.0, tau=0.5,
-                              steps=20_000, lr=1.0, init_scale=s, optimizer="gd")))
+        out.append(
+            (
+                1,
+                Config(
+                    f"relu tau=0.5 init={s:g}",
+                    "linear_attention",
+                    "relu",
+                    40,
+                    2.0,
+                    tau=0.5,
+                    steps=20_000,
+                    lr=1.0,
+                    init_scale=s,
+                    optimizer="gd",
+                ),
+            )
+        )
     return out
 
 
@@ -147,13 +174,13 @@ def _transformer_configs() -> list[tuple[int, Config]]:
     for a in TF_ALPHAS:
         out.append((0, Config(f"h2 d=8 alpha={a:g}", "softmax", "h2", 8, a, width=32, **TF)))
     for d in TF_DIMS:
-        out.append((1, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "softmax", "h2", d, TF_ALPHA_D,
-                              width=TF_WIDTH_D, **TF)))
+        out.append(
+            (1, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "softmax", "h2", d, TF_ALPHA_D, width=TF_WIDTH_D, **TF))
+        )
     for a in TF_ALPHAS:
         out.append((2, Config(f"h2 d=8 alpha={a:g}", "linear", "h2", 8, a, width=32, **TF)))
     for d in TF_DIMS:
-        out.append((3, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "linear", "h2", d, TF_ALPHA_D,
-                              width=TF_WIDTH_D, **TF)))
+        out.append((3, Config(f"h2 alpha={TF_ALPHA_D:g} d={d}", "linear", "h2", d, TF_ALPHA_D, width=TF_WIDTH_D, **TF)))
     for a in TF_ALPHAS:
         out.append((4, Config(f"relu d=8 alpha={a:g}", "softmax", "relu", 8, a, width=32, **TF)))
     out.append((5, Config(f"h2 alpha={TF_ALPHA_D:g} d=64", "softmax", "h2", 64, TF_ALPHA_D, width=72, **TF)))
@@ -205,8 +232,17 @@ def row_specs(name: str, groups: tuple[int, ...] | None = None) -> list[Row]:
             for ci, (gc, c) in enumerate(e["configs"]):
                 if gc == g:
                     seed = mfs.row_seed(e["index"], ci, c.d, draw)
-                    rows.append(Row(experiment=name, experiment_index=e["index"], config_index=ci,
-                                    draw=draw, seed=seed, n_test=e["n_test"], **asdict(c)))
+                    rows.append(
+                        Row(
+                            experiment=name,
+                            experiment_index=e["index"],
+                            config_index=ci,
+                            draw=draw,
+                            seed=seed,
+                            n_test=e["n_test"],
+                            **asdict(c),
+                        )
+                    )
     return rows
 
 
@@ -228,8 +264,9 @@ def run_row(spec: Row) -> dict[str, Any]:
         ctx = lib.samplers.sample_contexts(n, d, ell, None, spec.teacher, spec.rho, rng)
         g_ls = lib.training.least_squares_gamma(ctx)
         g_w = lib.training.least_squares_gamma(ctx, norm="weights")
-        model = lib.training.train_linear_attention(ctx, steps=spec.steps, lr=spec.lr, rng=rng,
-                                                    init_scale=spec.init_scale, optimizer=spec.optimizer)
+        model = lib.training.train_linear_attention(
+            ctx, steps=spec.steps, lr=spec.lr, rng=rng, init_scale=spec.init_scale, optimizer=spec.optimizer
+        )
         test = lib.samplers.sample_contexts(spec.n_test, d, ell, None, spec.teacher, spec.rho, test_rng)
         icl, se = _test_error(model.predict, test)
         c = lib.training.context_vectors(test.X, test.y)
@@ -237,22 +274,45 @@ def run_row(spec: Row) -> dict[str, Any]:
         r2 = (test.y_query - np.einsum("nd,de,ne->n", test.x_query, g_ls, F)) ** 2
         w2 = (test.y_query - np.einsum("nd,de,ne->n", test.x_query, g_w, F)) ** 2
         g = model.gamma
-        out.update(ell=ell, n=n, icl=icl, icl_se=se, icl_ls=float(r2.mean()),
-                   icl_ls_se=float(r2.std(ddof=1) / math.sqrt(len(r2))),
-                   gamma_rel_diff=float(np.linalg.norm(g - g_ls) / np.linalg.norm(g_ls)),
-                   gamma_norm=float(np.linalg.norm(g)), gamma_norm_ls=float(np.linalg.norm(g_ls)),
-                   icl_wmn=float(w2.mean()), icl_wmn_se=float(w2.std(ddof=1) / math.sqrt(len(w2))),
-                   gamma_rel_diff_wmn=float(np.linalg.norm(g - g_w) / np.linalg.norm(g_w)),
-                   final_loss=float(model.settings["final_loss"]))
+        out.update(
+            ell=ell,
+            n=n,
+            icl=icl,
+            icl_se=se,
+            icl_ls=float(r2.mean()),
+            icl_ls_se=float(r2.std(ddof=1) / math.sqrt(len(r2))),
+            gamma_rel_diff=float(np.linalg.norm(g - g_ls) / np.linalg.norm(g_ls)),
+            gamma_norm=float(np.linalg.norm(g)),
+            gamma_norm_ls=float(np.linalg.norm(g_ls)),
+            icl_wmn=float(w2.mean()),
+            icl_wmn_se=float(w2.std(ddof=1) / math.sqrt(len(w2))),
+            gamma_rel_diff_wmn=float(np.linalg.norm(g - g_w) / np.linalg.norm(g_w)),
+            final_loss=float(model.settings["final_loss"]),
+        )
     else:
         model = lib.training.train_transformer(
-            spec.teacher, spec.d, spec.alpha, spec.rho, kappa=spec.kappa, layers=spec.layers,
-            width=spec.width, attention=spec.kind, steps=spec.steps, batch=spec.batch, lr=spec.lr, rng=rng,
+            spec.teacher,
+            spec.d,
+            spec.alpha,
+            spec.rho,
+            kappa=spec.kappa,
+            layers=spec.layers,
+            width=spec.width,
+            attention=spec.kind,
+            steps=spec.steps,
+            batch=spec.batch,
+            lr=spec.lr,
+            rng=rng,
         )
         icl, se = model.test_error(spec.n_test, test_rng)
         tail = max(1, spec.steps // 20)
-        out.update(ell=model.settings["ell"], n=spec.steps * spec.batch, icl=icl, icl_se=se,
-                   final_loss=float(np.mean(model.history[-tail:])))
+        out.update(
+            ell=model.settings["ell"],
+            n=spec.steps * spec.batch,
+            icl=icl,
+            icl_se=se,
+            final_loss=float(np.mean(model.history[-tail:])),
+        )
     out["seconds"] = round(time.perf_counter() - t0, 2)
     return out
 
@@ -297,8 +357,18 @@ def _same_spec(row: dict[str, str], spec: Row) -> bool:
     return True
 
 
-def _write_meta(name: str, csv_path: Path, json_path: Path, command: str, started: str,
-                previous: list, computed: int, wall: float, client: Any, finished: bool) -> None:
+def _write_meta(
+    name: str,
+    csv_path: Path,
+    json_path: Path,
+    command: str,
+    started: str,
+    previous: list,
+    computed: int,
+    wall: float,
+    client: Any,
+    finished: bool,
+) -> None:
     e = EXPERIMENTS[name]
     rows = _read_existing(csv_path)
     meta = {
@@ -322,14 +392,24 @@ def _write_meta(name: str, csv_path: Path, json_path: Path, command: str, starte
         "git_commit": mfs._git_commit(),
         "date": mfs._now(),
         "machine": mfs._machine(),
-        "numpy": np.__version__, "scipy": scipy.__version__, "jax": jax.__version__, "optax": optax.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "jax": jax.__version__,
+        "optax": optax.__version__,
         "seconds_per_row": {r["label"] + " " + r["kind"] + f" draw={r['draw']}": float(r["seconds"]) for r in rows},
         "total_seconds": round(sum(float(r["seconds"]) for r in rows), 1),
-        "runs": previous + [{
-            "command": command, "started": started, "finished": mfs._now() if finished else None,
-            "rows_computed": computed, "wall_seconds": round(wall, 1),
-            "workers": mfs._describe_workers(client), "machine": mfs._machine(),
-        }],
+        "runs": previous
+        + [
+            {
+                "command": command,
+                "started": started,
+                "finished": mfs._now() if finished else None,
+                "rows_computed": computed,
+                "wall_seconds": round(wall, 1),
+                "workers": mfs._describe_workers(client),
+                "machine": mfs._machine(),
+            }
+        ],
     }
     tmp = json_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(mfs._jsonable(meta), indent=2) + "\n")
@@ -346,8 +426,13 @@ def _compute(todo: list[Row], client: Any, on_row: Callable[[Row, dict[str, Any]
 
     futures = {}
     for i, spec in enumerate(todo):
-        fut = client.submit(run_row, spec, key=f"train-{spec.experiment}-{spec.config_index}-{spec.kind}-"
-                            f"{spec.draw}-{spec.seed}", priority=len(todo) - i, pure=False)
+        fut = client.submit(
+            run_row,
+            spec,
+            key=f"train-{spec.experiment}-{spec.config_index}-{spec.kind}-{spec.draw}-{spec.seed}",
+            priority=len(todo) - i,
+            pure=False,
+        )
         futures[fut] = spec
     try:
         for fut in as_completed(futures):
@@ -357,9 +442,15 @@ def _compute(todo: list[Row], client: Any, on_row: Callable[[Row, dict[str, Any]
             fut.cancel()
 
 
-def run_experiment(name: str, out: Path, fresh: bool = False, command: str = "",
-                   log: Callable[[str], None] = print, client: Any = None,
-                   groups: tuple[int, ...] | None = None) -> Path:
+def run_experiment(
+    name: str,
+    out: Path,
+    fresh: bool = False,
+    command: str = "",
+    log: Callable[[str], None] = print,
+    client: Any = None,
+    groups: tuple[int, ...] | None = None,
+) -> Path:
     """Compute the missing rows of one experiment, appending and flushing them one by one."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out / f"training_{name}.csv", out / f"training_{name}.json"
@@ -379,8 +470,9 @@ def run_experiment(name: str, out: Path, fresh: bool = False, command: str = "",
             if r is None:
                 todo.append(s)
             elif not _same_spec(r, s):
-                raise SystemExit(f"{csv_path}: the row {_key(asdict(s))} was made with other settings; "
-                                 "rerun with --fresh")
+                raise SystemExit(
+                    f"{csv_path}: the row {_key(asdict(s))} was made with other settings; rerun with --fresh"
+                )
         log(f"[{name}] {len(specs)} rows, {len(specs) - len(todo)} present, {len(todo)} to compute")
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         done = [0]
@@ -391,15 +483,18 @@ def run_experiment(name: str, out: Path, fresh: bool = False, command: str = "",
             os.fsync(fh.fileno())
             done[0] += 1
             el = time.perf_counter() - t0
-            log(f"[{name}] {done[0]}/{len(todo)} {spec.label} {spec.kind} draw={spec.draw} "
+            log(
+                f"[{name}] {done[0]}/{len(todo)} {spec.label} {spec.kind} draw={spec.draw} "
                 f"icl={float(row['icl']):.4f}±{float(row['icl_se']):.4f} ({row['seconds']} s; "
-                f"elapsed {el / 60:.1f} min)")
+                f"elapsed {el / 60:.1f} min)"
+            )
             _write_meta(name, csv_path, json_path, command, started, previous, done[0], el, client, False)
 
         _compute(todo, client, on_row)
     if todo or not json_path.exists():
-        _write_meta(name, csv_path, json_path, command, started, previous, len(todo),
-                    time.perf_counter() - t0, client, True)
+        _write_meta(
+            name, csv_path, json_path, command, started, previous, len(todo), time.perf_counter() - t0, client, True
+        )
     log(f"[{name}] done -> {csv_path}")
     return csv_path
 
@@ -433,8 +528,18 @@ def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = p
     runs = mfs._previous_runs(json_path) + [
         {**run, "merged_from": str(src_csv)} for run in mfs._previous_runs(other / f"training_{name}.json")
     ]
-    _write_meta(name, csv_path, json_path, f"merge of {src_csv}", mfs._now(), runs[:-1] if runs else [],
-                len(new), 0.0, None, True)
+    _write_meta(
+        name,
+        csv_path,
+        json_path,
+        f"merge of {src_csv}",
+        mfs._now(),
+        runs[:-1] if runs else [],
+        len(new),
+        0.0,
+        None,
+        True,
+    )
     if runs:  # keep the last run's own record instead of the merge's
         meta = json.loads(json_path.read_text())
         meta["runs"] = runs
@@ -445,19 +550,31 @@ def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = p
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
-                        help=f"experiments to run (default: all): {', '.join(EXPERIMENTS)}")
+    parser.add_argument(
+        "experiments",
+        nargs="*",
+        metavar="EXPERIMENT",
+        help=f"experiments to run (default: all): {', '.join(EXPERIMENTS)}",
+    )
     parser.add_argument("--out", type=Path, help=f"output folder (default {lib.training.DATA_DIR})")
     parser.add_argument("--fresh", action="store_true", help="discard existing rows instead of resuming")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, help="local Dask workers (default: the number of cores); "
-                                                   "0 runs the rows in this process, without Dask")
+    where.add_argument(
+        "--workers",
+        type=int,
+        help="local Dask workers (default: the number of cores); 0 runs the rows in this process, without Dask",
+    )
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler")
-    parser.add_argument("--groups", help="comma-separated groups of configurations to compute, in "
-                                         "this order (default: all); e.g. 0,2")
-    parser.add_argument("--merge", type=Path, metavar="DIR",
-                        help="append the rows of DIR/training_<experiment>.csv (made with --out DIR) "
-                             "that the output file lacks, then exit")
+    parser.add_argument(
+        "--groups", help="comma-separated groups of configurations to compute, in this order (default: all); e.g. 0,2"
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        metavar="DIR",
+        help="append the rows of DIR/training_<experiment>.csv (made with --out DIR) "
+        "that the output file lacks, then exit",
+    )
     parser.add_argument("--no-progress", action="store_true", help="accepted for symmetry with make_finite_size")
     args = parser.parse_args(argv)
     names = args.experiments or list(EXPERIMENTS)
@@ -468,7 +585,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workers must be >= 0; got {args.workers}")
     out = args.out or lib.training.DATA_DIR
     groups = tuple(int(g) for g in args.groups.split(",")) if args.groups else None
-    command = "python scripts/make_training.py" + ("" if not (argv or sys.argv[1:]) else " " + " ".join(argv or sys.argv[1:]))
+    command = "python scripts/make_training.py" + (
+        "" if not (argv or sys.argv[1:]) else " " + " ".join(argv or sys.argv[1:])
+    )
 
     def log(msg: str) -> None:
         print(msg, flush=True)

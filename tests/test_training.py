@@ -62,6 +62,7 @@ def test_transformer_gradient_matches_finite_differences():
     data = tuple(jnp.asarray(a) for a in (ctx.X, ctx.y, ctx.x_query, ctx.y_query))
 
     for attention in T.ATTENTIONS:
+
         def loss(p, attention=attention):
             return jnp.mean((data[3] - T._tf_forward(p, *data[:3], attention)) ** 2)
 
@@ -80,8 +81,7 @@ def test_transformer_gradient_matches_finite_differences():
                 new = list(leaves)
                 new[k] = jnp.asarray(arr)
                 vals.append(float(loss(jax.tree_util.tree_unflatten(tree, new))))
-            assert_allclose(float(np.asarray(gleaves[k])[idx]), (vals[0] - vals[1]) / (2 * h),
-                            rtol=1e-5, atol=1e-9)
+            assert_allclose(float(np.asarray(gleaves[k])[idx]), (vals[0] - vals[1]) / (2 * h), rtol=1e-5, atol=1e-9)
 
 
 def test_prediction_is_lib_linear_attention_and_gamma():
@@ -142,8 +142,20 @@ def test_same_seed_same_run():
 @pytest.mark.slow
 def test_transformer_variants_run():
     for attention, layers, kappa in (("linear", 2, math.inf), ("softmax", 2, 2.0)):
-        m = T.train_transformer("relu", 3, 2.0, 0.1, kappa=kappa, layers=layers, attention=attention,
-                                steps=3, batch=4, lr=1e-3, width=6, rng=0)
+        m = T.train_transformer(
+            "relu",
+            3,
+            2.0,
+            0.1,
+            kappa=kappa,
+            layers=layers,
+            attention=attention,
+            steps=3,
+            batch=4,
+            lr=1e-3,
+            width=6,
+            rng=0,
+        )
         ctx = _contexts(n=5, d=3, ell=11, seed=9)  # any context length
         assert m.predict(ctx.X, ctx.y, ctx.x_query).shape == (5,)
         assert m.settings["attention"] == attention and m.settings["layers"] == layers
@@ -239,9 +251,10 @@ def test_probe_recovers_an_exact_combination():
     ctx = _contexts(n=200, d=4, ell=12, teacher="h2", seed=12)
     f = T.probe_features(ctx.X, ctx.y, ctx.x_query)
     # the quadratic feature written out: x_q^T M x_q with M = (1/ell) sum_i y_i (d x_i x_i^T - I)
-    M = np.einsum("nl,nli,nlj->nij", ctx.y, ctx.X, ctx.X) * 4 / 12 - np.einsum(
-        "nl->n", ctx.y
-    )[:, None, None] * np.eye(4) / 12
+    M = (
+        np.einsum("nl,nli,nlj->nij", ctx.y, ctx.X, ctx.X) * 4 / 12
+        - np.einsum("nl->n", ctx.y)[:, None, None] * np.eye(4) / 12
+    )
     assert_allclose(f["quadratic"], np.einsum("ni,nij,nj->n", ctx.x_query, M, ctx.x_query), rtol=1e-10)
     pred = 0.5 + 2.0 * f["quadratic"] - 0.3 * f["linear"]
     fit = T.probe(pred, f, ("quadratic", "linear"))

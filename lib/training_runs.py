@@ -1,0 +1,198 @@
+"""Stored training sweeps and probes of trained predictions (numpy only, no JAX).
+
+- :func:`load_runs` and :func:`summarize_runs`: the training sweeps
+  ``lib/data/training_*.csv`` made by ``scripts/make_training.py`` (chapter 7 reads
+  them; loading them does not import JAX);
+- :func:`probe_features` and :func:`probe`: what a trained model's predictions are a
+  function of (linear-attention features and the quadratic feature ``x_q^T M x_q``).
+
+The training itself is :mod:`lib.training`, which re-exports these names.
+
+Used in: :doc:`chapter 7 </book/trained/networks>`.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.resources
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs"]
+
+#: Folder of the stored training sweeps (``training_<experiment>.csv/.json``).
+DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
+
+
+# ----------------------------------------------------------------------------------------
+# input checks shared with lib.training
+# ----------------------------------------------------------------------------------------
+
+
+def _as_float_array(name: str, value: Any, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; got {type(value).__name__}") from exc
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
+    return arr
+
+
+def _check_contexts_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X = _as_float_array("X", X, 3)
+    n, ell, d = X.shape
+    if n < 1 or ell < 1 or d < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    y = _as_float_array("y", y, 2)
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    x_query = _as_float_array("x_query", x_query, 2)
+    if x_query.shape != (n, d):
+        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
+    return X, y, x_query
+
+
+# 3. probes: what the predictions are a function of
+# ----------------------------------------------------------------------------------------
+
+
+def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
+    """Candidate features of a context that a trained model's prediction may use.
+
+    - ``"linear"``: ``x_q^T u`` with ``u = (d/ell) sum_i y_i x_i`` (what linear attention
+      with ``Gamma_1 = I`` computes; its signal is the linear Hermite part ``a_1``);
+    - ``"quadratic"``: ``x_q^T M x_q`` with ``M = (1/ell) sum_i y_i (d x_i x_i^T - I)``,
+      the one-step spectral estimator that sees the ``h_2`` part of the teacher
+      (``E[M | w] = sqrt(2) a_2 (w w^T - I)/d`` up to normalization);
+    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+    x_query : array_like, shape (n, d)
+
+    Returns
+    -------
+    dict of numpy.ndarray, each of shape (n,)
+    """
+    X, y, x_query = _check_contexts_arrays(X, y, x_query)
+    _, ell, d = X.shape
+    proj = np.einsum("nld,nd->nl", X, x_query)  # x_i^T x_q
+    quad = d * np.einsum("nl,nl->n", y, proj**2) / ell - np.einsum("nl->n", y) / ell * np.einsum(
+        "nd,nd->n", x_query, x_query
+    )
+    return {
+        "linear": d * np.einsum("nl,nl->n", y, proj) / ell,
+        "quadratic": quad,
+        "q": np.einsum("nl,nl->n", y, y) / ell,
+        "mean": y.mean(axis=1),
+    }
+
+
+def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, ...]) -> dict[str, Any]:
+    """Least-squares fit of ``predictions`` on an intercept and the named features.
+
+    Parameters
+    ----------
+    predictions : array_like, shape (n,)
+        A model's predictions on ``n`` contexts.
+    features : dict
+        :func:`probe_features` of the same contexts.
+    names : tuple of str
+        Which features to regress on.
+
+    Returns
+    -------
+    dict
+        ``"coef"`` (intercept first), ``"r2"`` (fraction of the predictions' variance
+        explained) and ``"names"``.
+    """
+    p = _as_float_array("predictions", predictions, 1)
+    if not names:
+        raise ValueError("names must list at least one feature")
+    unknown = [k for k in names if k not in features]
+    if unknown:
+        raise ValueError(f"names must be keys of features {sorted(features)}; got {unknown}")
+    A = np.column_stack([np.ones_like(p)] + [np.asarray(features[k], float) for k in names])
+    if A.shape[0] != p.shape[0]:
+        raise ValueError(f"features must have {p.shape[0]} rows like predictions; got {A.shape[0]}")
+    coef, *_ = np.linalg.lstsq(A, p, rcond=None)
+    resid = p - A @ coef
+    return {"coef": coef, "r2": float(1.0 - resid.var() / p.var()), "names": ("intercept",) + tuple(names)}
+
+
+# ----------------------------------------------------------------------------------------
+# 4. stored sweeps
+# ----------------------------------------------------------------------------------------
+
+
+def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
+    """Rows of the stored training sweep ``training_<experiment>.csv`` (numbers as floats).
+
+    Parameters
+    ----------
+    experiment : str
+        Name of the experiment in ``scripts/make_training.py`` (``"transformers"``,
+        ``"linear_attention"``).
+    data_dir : path-like, optional
+        Folder of the CSV files (default :data:`DATA_DIR`).
+
+    Returns
+    -------
+    list of dict
+    """
+    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
+    if not path.exists():
+        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+    rows = []
+    with path.open(newline="") as fh:
+        for r in csv.DictReader(fh):
+            out: dict[str, Any] = {}
+            for k, v in r.items():
+                try:
+                    out[k] = float(v)
+                except (TypeError, ValueError):
+                    out[k] = v
+            rows.append(out)
+    return rows
+
+
+def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:
+    """Mean, standard error and count of ``value`` over the seeds of each group of rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows (possibly filtered).
+    by : tuple of str
+        Columns that define a group (e.g. ``("kind", "teacher", "d", "alpha")``).
+    value : str
+        The column to average.
+
+    Returns
+    -------
+    list of dict
+        One dict per group, sorted by ``by``: the ``by`` columns, ``"mean"``, ``"se"``
+        (standard deviation over the rows of the group divided by the square root of
+        their number; NaN for one row) and ``"count"``.
+    """
+    groups: dict[tuple, list[float]] = {}
+    for r in rows:
+        try:
+            key = tuple(r[k] for k in by)
+        except KeyError as exc:
+            raise ValueError(f"by must name columns of the rows; {exc.args[0]!r} is not one") from exc
+        groups.setdefault(key, []).append(float(r[value]))
+    out = []
+    for key in sorted(groups):
+        v = np.asarray(groups[key])
+        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+        out.append({**dict(zip(by, key)), "mean": float(v.mean()), "se": se, "count": int(v.size)})
+    return out
