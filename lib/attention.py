@@ -598,6 +598,17 @@ def _auto_method(n: int, p: int) -> str:
     return "dual" if n <= AUTO_DUAL_MAX_N else "matfree"
 
 
+#: Data whose largest entry lies beyond 2^+-FIT_RESCALE_EXPONENT are rescaled (by powers of
+#: two, exactly) before :func:`fit_gamma` solves; the solvers square the scales.
+FIT_RESCALE_EXPONENT = 64
+
+
+def _exponent(a: np.ndarray) -> int:
+    """The binary exponent of the largest entry of ``a`` (0 for an all-zero array)."""
+    m = float(np.max(np.abs(a)))
+    return int(np.frexp(m)[1]) if m > 0.0 else 0
+
+
 def fit_gamma(
     queries: Any,
     features: Any,
@@ -717,12 +728,34 @@ def fit_gamma(
         + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""),
     )
     info: dict[str, Any] = {"method": used}
-    if used == "dense":
-        gamma = _fit_dense(X, F, y, ridge, info)
+    # Data far from unit scale (|entries| beyond 2^+-FIT_RESCALE_EXPONENT) are rescaled by
+    # powers of two, which is exact: Phi = s Phi', y = t y' give Gamma = (t/s) Gamma' with
+    # the ridge r/s^2; s and t would otherwise square to overflow or underflow.
+    ex, ef, ey = (_exponent(a) for a in (X, F, y))
+    rescale = max(abs(ex), abs(ef), abs(ey)) > FIT_RESCALE_EXPONENT
+    if rescale:
+        X, F, y = np.ldexp(X, -ex), np.ldexp(F, -ef), np.ldexp(y, -ey)
+        with np.errstate(over="ignore"):
+            scaled_ridge = float(np.ldexp(ridge, -2 * (ex + ef)))
+    if rescale and scaled_ridge > 2.0**200:  # Phi^T Phi negligible: Gamma = X^T diag(y) F / ridge
+        gamma = np.einsum("nd,n,nk->dk", X, y, F) / ridge
+        info["solver"] = "ridge-dominated"
+    elif used == "dense":
+        gamma = _fit_dense(X, F, y, scaled_ridge if rescale else ridge, info)
     elif used == "dual":
-        gamma = _fit_dual(X, F, y, ridge, info)
+        gamma = _fit_dual(X, F, y, scaled_ridge if rescale else ridge, info)
     else:
-        gamma = _fit_matfree(X, F, y, ridge, rtol, maxiter, info)
+        gamma = _fit_matfree(X, F, y, scaled_ridge if rescale else ridge, rtol, maxiter, info)
+    if rescale:
+        # Gamma scales as t/s, or as t s in the ridge-dominated case (the unscaled ridge)
+        shift = ey + ex + ef if info.get("solver") == "ridge-dominated" else ey - ex - ef
+        with np.errstate(over="ignore"):
+            gamma = np.ldexp(gamma, shift)
+        if not np.all(np.isfinite(gamma)):
+            raise ValueError(
+                "queries, features and targets: the fitted Gamma is not representable in float64 "
+                f"(its scale is about 2^{shift}); rescale the data"
+            )
     if not np.all(np.isfinite(gamma)):  # pragma: no cover - defensive
         raise np.linalg.LinAlgError(f"fit_gamma(method={used!r}) produced non-finite entries")
     info["seconds"] = time.perf_counter() - t0

@@ -76,6 +76,11 @@ def _check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarra
     return X, y, x_query
 
 
+#: :func:`bayes_ridge_predict` solves with a filtered SVD when ``rho`` is below this
+#: fraction of ``tr X^T X`` (the normal equations would lose the small singular values).
+RIDGE_SVD_BELOW = 1e-6
+
+
 def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     """Ridge (Bayes posterior-mean) prediction of the query label of each context.
 
@@ -113,7 +118,11 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     Notes
     -----
     For ``ell < d`` the equivalent dual form ``X^T (X X^T + rho I_ell)^{-1} y`` is used, so
-    each context costs ``O(min(ell, d)^3 + ell d min(ell, d))``.
+    each context costs ``O(min(ell, d)^3 + ell d min(ell, d))``. When ``rho`` is below
+    ``RIDGE_SVD_BELOW`` (1e-6) times ``tr X^T X``, the fit is
+    ``V diag(s / (s^2 + rho)) U^T y`` from the SVD ``X = U diag(s) V^T``, with singular
+    values below ``max(ell, d) * eps * s_max`` treated as zeros: continuous in ``rho``
+    down to ``rho = 0``, where it is the pseudo-inverse.
 
     For a nonlinear teacher this is ridge regression of the raw labels on the tokens (no
     intercept), *not* the Bayes predictor: it estimates the linear part ``a_1 z`` of ``f``
@@ -127,8 +136,15 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     X, y, x_query = _check_contexts(X, y, x_query)
     rho = _check_rho(rho)
     n, ell, d = X.shape
-    if rho == 0.0:
-        w_hat = np.einsum("ndl,nl->nd", np.linalg.pinv(X), y)
+    scale = np.einsum("nld,nld->n", X, X)  # tr X^T X >= the largest eigenvalue
+    if np.any(rho < RIDGE_SVD_BELOW * scale):
+        # rho small against X^T X: a filtered SVD, continuous down to rho = 0 (the
+        # pseudo-inverse); singular values below the rank tolerance count as exact zeros
+        u, sv, vt = np.linalg.svd(X, full_matrices=False)
+        tol = sv[:, :1] * max(ell, d) * np.finfo(float).eps
+        keep = sv > tol
+        filt = np.where(keep, sv, 0.0) / np.where(keep, sv * sv + rho, 1.0)
+        w_hat = np.einsum("nkd,nk->nd", vt, filt * np.einsum("nlk,nl->nk", u, y))
         return np.einsum("nd,nd->n", x_query, w_hat)
     if ell >= d:
         A = np.einsum("nli,nlj->nij", X, X)
