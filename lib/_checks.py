@@ -9,8 +9,9 @@ Memory guard. Every public function that allocates large arrays (the samplers,
 :func:`lib.simulation.simulate`) estimates its peak memory first and calls
 :func:`check_memory`, which raises :class:`MemoryLimitError` (a ``MemoryError`` and a
 ``ValueError``) naming the argument, the estimate and the limit, before anything is
-sampled. The limit is ``MEMORY_FRACTION`` = 0.8 of the memory available at the call
-(``MemAvailable`` in ``/proc/meminfo``), or the environment variable
+sampled. The limit is ``MEMORY_FRACTION`` = 0.8 of the memory the process may still use
+at the call (the smallest of ``MemAvailable`` in ``/proc/meminfo``, the room under the
+cgroup's memory limit and under ``RLIMIT_AS``), or the environment variable
 ``LIB_MEMORY_LIMIT``: a number of bytes or a size with a unit (``"6GiB"``, ``"500MB"``),
 or ``"none"`` to switch the guard off.
 """
@@ -18,10 +19,18 @@ or ``"none"`` to switch the guard off.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
+import time
 import warnings
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not POSIX
+    resource = None
 
 __all__ = [
     "as_rng",
@@ -32,6 +41,7 @@ __all__ = [
     "check_param",
     "check_real",
     "check_int",
+    "check_range",
     "check_callable",
     "check_broadcast",
     "check_scalar",
@@ -39,6 +49,7 @@ __all__ = [
     "memory_limit",
     "check_memory",
     "MEMORY_LIMIT_ENV",
+    "Progress",
 ]
 
 
@@ -238,7 +249,7 @@ def check_real(
     return arr
 
 
-def check_int(name: str, value: Any, *, low: int | None = None) -> int:
+def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
     """Validate an integer (a Python or numpy integer, not a bool or a float).
 
     Parameters
@@ -247,8 +258,8 @@ def check_int(name: str, value: Any, *, low: int | None = None) -> int:
         The argument's name, used in the messages.
     value : int
         The value to check.
-    low : int, optional
-        Smallest allowed value.
+    low, high : int, optional
+        Smallest and largest allowed values.
 
     Returns
     -------
@@ -260,14 +271,53 @@ def check_int(name: str, value: Any, *, low: int | None = None) -> int:
     TypeError
         If ``value`` is not an integer.
     ValueError
-        If ``value < low``.
+        If ``value < low`` or ``value > high``.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer; got {value!r} of type {type(value).__name__}")
     value = int(value)
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        if high is None:
+            allowed = f">= {low}"
+        elif low is None:
+            allowed = f"<= {high}"
+        else:
+            allowed = f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")
     return value
+
+
+def check_range(name: str, value: Any, **bounds: Any) -> tuple[float, float]:
+    """Validate a plotted range ``(low, high)``: two real numbers with ``low < high``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the messages.
+    value : pair of float
+        The range.
+    **bounds
+        ``low``, ``high``, ``low_open``, ``high_open``, ``allow_inf`` of :func:`check_real`,
+        applied to both ends.
+
+    Returns
+    -------
+    (float, float)
+        The two ends.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a pair of real numbers.
+    ValueError
+        If an end is out of bounds or NaN, or ``low >= high``.
+    """
+    arr = check_real(name, value, **bounds)
+    if arr.shape != (2,):
+        raise TypeError(f"{name} must be a pair (min, max) of real numbers; got {value!r}")
+    if not arr[0] < arr[1]:
+        raise ValueError(f"{name} must be a pair (min, max) with min < max; got {value!r}")
+    return float(arr[0]), float(arr[1])
 
 
 def check_callable(name: str, value: Any) -> Callable:
@@ -547,10 +597,77 @@ def _parse_bytes(text: str) -> float:
     return value * _UNITS[unit]
 
 
-def _available_bytes() -> float:
-    """Memory available now: ``MemAvailable`` of /proc/meminfo, else os.sysconf, else inf."""
-    import os
+def _read_number(path: str) -> float | None:
+    """The integer in a one-line file (``max`` is inf), or None if it cannot be read."""
+    try:
+        with open(path) as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    if text == "max":
+        return float("inf")
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
+
+def _cgroup_free_bytes() -> float:
+    """Memory left under this process's cgroup limit (v2 ``memory.max`` minus
+    ``memory.current``, v1 ``memory.limit_in_bytes`` minus ``memory.usage_in_bytes``); inf
+    without a limit or a readable cgroup."""
+    v1 = v2 = ""
+    try:
+        with open("/proc/self/cgroup") as fh:
+            for line in fh:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if controllers == "":
+                    v2 = path
+                elif "memory" in controllers.split(","):
+                    v1 = path
+    except (OSError, ValueError):
+        pass
+    free = float("inf")
+    candidates = [
+        (f"/sys/fs/cgroup{v2}".rstrip("/"), "memory.max", "memory.current"),
+        ("/sys/fs/cgroup", "memory.max", "memory.current"),
+        (f"/sys/fs/cgroup/memory{v1}".rstrip("/"), "memory.limit_in_bytes", "memory.usage_in_bytes"),
+        ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes"),
+    ]
+    for base, limit_file, usage_file in candidates:
+        limit = _read_number(f"{base}/{limit_file}")
+        if limit is None or limit >= 2.0**60:  # no limit (v1 writes 2^63 rounded to pages)
+            continue
+        usage = _read_number(f"{base}/{usage_file}") or 0.0
+        free = min(free, max(limit - usage, 0.0))
+    return free
+
+
+def _address_space_free_bytes() -> float:
+    """Address space left under ``RLIMIT_AS`` (``ulimit -v``): the soft limit minus the
+    process's virtual size (``/proc/self/statm``); inf without a limit."""
+    if resource is None:  # pragma: no cover - not POSIX
+        return float("inf")
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return float("inf")
+    used = 0.0
+    try:
+        with open("/proc/self/statm") as fh:
+            used = float(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # pragma: no cover - not Linux
+        pass
+    return max(float(soft) - used, 0.0)
+
+
+def _available_bytes() -> float:
+    """Memory this process may still use: the smallest of ``MemAvailable`` (the machine),
+    the room under the cgroup limit and the room under ``RLIMIT_AS``."""
+    return min(_machine_available_bytes(), _cgroup_free_bytes(), _address_space_free_bytes())
+
+
+def _machine_available_bytes() -> float:
+    """Memory available now: ``MemAvailable`` of /proc/meminfo, else os.sysconf, else inf."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -568,16 +685,17 @@ def memory_limit() -> float:
     """The memory limit, in bytes, that :func:`check_memory` enforces.
 
     ``$LIB_MEMORY_LIMIT`` if set (bytes or with a unit, ``"none"`` for no limit),
-    otherwise ``MEMORY_FRACTION`` (0.8) of the memory available now (``MemAvailable``
-    of ``/proc/meminfo`` on Linux, ``os.sysconf`` elsewhere).
+    otherwise ``MEMORY_FRACTION`` (0.8) of the memory this process may still use: the
+    smallest of the machine's available memory (``MemAvailable`` of ``/proc/meminfo`` on
+    Linux, ``os.sysconf`` elsewhere), the room under the cgroup's limit (v2
+    ``memory.max - memory.current``, v1 ``memory.limit_in_bytes - memory.usage_in_bytes``)
+    and the room under the address-space limit ``RLIMIT_AS`` (``ulimit -v``).
 
     Returns
     -------
     float
         The limit in bytes (``inf`` for no limit).
     """
-    import os
-
     text = os.environ.get(MEMORY_LIMIT_ENV)
     if text is not None and text.strip():
         return _parse_bytes(text)
@@ -606,17 +724,77 @@ def check_memory(where: str, nbytes: float, argument: str) -> None:
         The argument(s) that drive the size, named in the message
         (e.g. ``"d and tau (n = tau d^2 = 18,000,000 contexts)"``).
     """
-    import os
-
     limit = memory_limit()
     if nbytes > limit:
         if (os.environ.get(MEMORY_LIMIT_ENV) or "").strip():
             source = f"set by ${MEMORY_LIMIT_ENV}"
         else:
-            source = f"{MEMORY_FRACTION:g} of the {_fmt_bytes(limit / MEMORY_FRACTION)} available now"
+            source = (
+                f"{MEMORY_FRACTION:g} of the {_fmt_bytes(limit / MEMORY_FRACTION)} this process may "
+                "still use: machine, cgroup and ulimit -v"
+            )
         raise MemoryLimitError(
             f"{where} would need about {_fmt_bytes(nbytes)} of memory (driven by {argument}), "
             f"more than the limit of {_fmt_bytes(limit)} ({source}); reduce "
             f"{argument.split(' (')[0]}, or raise the limit with the environment variable "
             f"{MEMORY_LIMIT_ENV} (e.g. '16GiB' or 'none')"
         )
+
+
+# --------------------------------------------------------------------------------------
+# progress of long Monte Carlo loops
+# --------------------------------------------------------------------------------------
+class Progress:
+    """Progress report of a loop over batches that may run for a long time.
+
+    After the first batch the total time is estimated from it; if the estimate exceeds
+    ``after`` seconds (default 60), a line with the estimate is written to ``stderr``,
+    then one line at most every ``every`` seconds (default 30) with the fraction done
+    and the time left. Short loops (every call in the book) print nothing.
+
+    Parameters
+    ----------
+    where : str
+        The call, named in the lines (``"baseline_errors(n_test=2000000000)"``).
+    total : int
+        Number of items (test contexts) the loop processes.
+    after, every : float
+        Seconds, as above.
+    stream : file-like, optional
+        Where the lines go (default ``sys.stderr``).
+    """
+
+    def __init__(self, where: str, total: int, *, after: float = 60.0, every: float = 30.0, stream: Any = None):
+        self.where, self.total, self.after, self.every = where, int(total), float(after), float(every)
+        self.stream = stream
+        self.start = time.perf_counter()
+        self.active = False
+        self.last = self.start
+
+    def _write(self, text: str) -> None:
+        print(f"{self.where}: {text}", file=self.stream or sys.stderr, flush=True)
+
+    def update(self, done: int) -> None:
+        """Report that ``done`` of ``total`` items are finished."""
+        now = time.perf_counter()
+        elapsed = now - self.start
+        if done <= 0 or done >= self.total:
+            return
+        left = elapsed * (self.total - done) / done
+        if not self.active:
+            if elapsed + left <= self.after:
+                return
+            self.active = True
+            self._write(f"estimated time {_fmt_seconds(elapsed + left)} ({done:,} of {self.total:,} done)")
+            self.last = now
+        elif now - self.last >= self.every:
+            self._write(f"{100.0 * done / self.total:.1f} % done, about {_fmt_seconds(left)} left")
+            self.last = now
+
+
+def _fmt_seconds(t: float) -> str:
+    if t < 120:
+        return f"{t:.0f} s"
+    if t < 7200:
+        return f"{t / 60:.1f} min"
+    return f"{t / 3600:.1f} h"

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 from scipy.special import softmax
 
-from lib._checks import as_rng, check_int, check_param, check_real
+from lib._checks import Progress, as_rng, check_int, check_memory, check_param, check_real
 from lib.samplers import (
     BATCH_BYTES,
     TeacherLike,
@@ -231,6 +231,12 @@ def dmmse_predict(
     return out
 
 
+def _scores_peak_bytes(n_test: int, n_scores: int, batch: int, d: int, ell: int) -> float:
+    """Peak memory of the baselines' Monte Carlo: the squared errors of every test context
+    and predictor, plus one batch of contexts (tokens, labels and a few temporaries)."""
+    return 8.0 * n_test * n_scores + 8.0 * 4 * min(batch, n_test) * (ell + 1) * (d + 1)
+
+
 def baseline_errors(
     d: int,
     alpha: float,
@@ -316,8 +322,12 @@ def baseline_errors(
 
     test_tasks = prior_tasks if setting == "idg" else None
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
+    where = f"baseline_errors(n_test={n_test}, d={d}, ell={ell})"
+    check_memory(where, _scores_peak_bytes(n_test, len(which), batch, d, ell), "n_test")
     sq = {name: np.empty(n_test) for name in which}
+    progress = Progress(where, n_test)
     for start in range(0, n_test, batch):
+        progress.update(start)
         sl = slice(start, min(n_test, start + batch))
         ctx = sample_contexts(sl.stop - sl.start, d, ell, test_tasks, f, rho, rng)
         for name in which:
@@ -431,8 +441,12 @@ def context_ridge_errors(
     rng = as_rng(rng)
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
     names = ("ridge", "ge", "ge_intercept")
+    where = f"context_ridge_errors(n_test={n_test}, d={d}, ell={ell})"
+    check_memory(where, _scores_peak_bytes(n_test, len(names), batch, d, ell), "n_test")
     sq = {name: np.empty(n_test) for name in names}
+    progress = Progress(where, n_test)
     for start in range(0, n_test, batch):
+        progress.update(start)
         sl = slice(start, min(n_test, start + batch))
         ctx = sample_contexts(sl.stop - sl.start, d, ell, None, f, rho, rng)
         preds = {

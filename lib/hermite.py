@@ -117,7 +117,7 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
     Parameters
     ----------
     degree : int
-        Largest index, ``0 <= degree``.
+        Largest index, ``0 <= degree <= MAX_DEGREE`` (150).
     z : float or array_like, shape (...)
         Points (finite reals).
 
@@ -136,7 +136,7 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
     -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
-    degree = check_int("degree", degree, low=0)
+    degree = _check_degree(degree)
     zz = _check_z(z)
     with np.errstate(over="ignore", invalid="ignore"):
         out = _weighted_hermite(degree, zz)
@@ -152,7 +152,8 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     Parameters
     ----------
     m : int
-        Index, ``m >= 0``.
+        Index, ``0 <= m <= MAX_DEGREE`` (150, the degrees whose accuracy is tested; the
+        recurrence costs ``m`` passes over ``z``).
     z : float or array_like, shape (...)
         Points.
 
@@ -169,7 +170,7 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     --------
     ``h_2(z) = (z^2 - 1) / sqrt(2)``, ``h_3(z) = (z^3 - 3 z) / sqrt(6)``.
     """
-    m = check_int("m", m, low=0)
+    m = _check_degree(m, "m")
     return hermite_functions(m, z)[m]
 
 
@@ -208,10 +209,14 @@ def _check_f(f: Any) -> Callable:
     return check_callable("f", f)
 
 
-def _check_degree(degree: Any) -> int:
-    degree = check_int("degree", degree, low=0)
+def _check_degree(degree: Any, name: str = "degree") -> int:
+    """An integer index in [0, MAX_DEGREE] (the degrees whose accuracy is tested)."""
+    degree = check_int(name, degree, low=0)
     if degree > MAX_DEGREE:
-        raise ValueError(f"degree must be an integer in [0, {MAX_DEGREE}]; got {degree}")
+        raise ValueError(
+            f"{name} must be an integer in [0, MAX_DEGREE = {MAX_DEGREE}] (the degrees whose "
+            f"accuracy is tested); got {degree}"
+        )
     return degree
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lib._checks import as_rng, check_int, check_memory, check_param, check_real
+from lib._checks import Progress, as_rng, check_int, check_memory, check_param, check_real
 from lib._checks import check_gamma as _check_gamma
 from lib.attention import (
     MC_BATCH,
@@ -114,6 +114,7 @@ def mc_error(
     # Running mean and sum of squared deviations over the batches (Chan et al.'s pairwise
     # update), so n_test costs time, not memory.
     count, mean, m2 = 0, 0.0, 0.0
+    progress = Progress(f"mc_error(n_test={n_test}, d={d}, ell={ell})", n_test)
     for s in range(0, n_test, step):
         b = min(step, n_test - s)
         batch = sample_features(b, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
@@ -126,6 +127,7 @@ def mc_error(
         mean += delta * (b / total)
         m2 += bm2 + delta * delta * (count * b / total)
         count = total
+        progress.update(count)
     return float(mean), float(math.sqrt(m2 / (n_test - 1)) / math.sqrt(n_test))
 
 

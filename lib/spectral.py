@@ -435,7 +435,7 @@ SPECTRAL_PROBE_LABELS = np.geomspace(1.0, 1e12, 25)
 
 def _check_bounded_above(pre: Any, sup_nodes: float, y_max: float) -> None:
     """Refuse a preprocessing that exceeds, far out, its largest value on the quadrature
-    labels: the theory needs :math:`\sup T < \infty` (unbounded below is allowed; see
+    labels: the theory needs sup T < inf (unbounded below is allowed; see
     :func:`spectral_overlap`)."""
     y = y_max * np.concatenate([-SPECTRAL_PROBE_LABELS, SPECTRAL_PROBE_LABELS])
     t = check_vectorized("preprocess", pre, y, what="labels far out (|y| up to 1e12 times the largest)")
