@@ -33,8 +33,9 @@ import scipy.sparse.linalg
 from lib._checks import as_matrix as _as_matrix
 from lib._checks import check_batch as _check_batch
 from lib._checks import check_gamma as _check_gamma
-from lib._checks import check_int, check_memory, check_param, check_real
+from lib._checks import check_int, check_memory, check_param, check_real, check_scalar
 from lib._checks import check_unit_tasks as _check_unit_tasks
+from lib._limits import solve_rescaled
 
 __all__ = [
     "ConvergenceError",
@@ -598,17 +599,6 @@ def _auto_method(n: int, p: int) -> str:
     return "dual" if n <= AUTO_DUAL_MAX_N else "matfree"
 
 
-#: Data whose largest entry lies beyond 2^+-FIT_RESCALE_EXPONENT are rescaled (by powers of
-#: two, exactly) before :func:`fit_gamma` solves; the solvers square the scales.
-FIT_RESCALE_EXPONENT = 64
-
-
-def _exponent(a: np.ndarray) -> int:
-    """The binary exponent of the largest entry of ``a`` (0 for an all-zero array)."""
-    m = float(np.max(np.abs(a)))
-    return int(np.frexp(m)[1]) if m > 0.0 else 0
-
-
 def fit_gamma(
     queries: Any,
     features: Any,
@@ -711,11 +701,13 @@ def fit_gamma(
     0.488
     """
     t0 = time.perf_counter()
+    if targets is None:
+        raise TypeError("targets must be an array of shape (n,) (the query labels); got None")
     X, F, y = _check_batch(queries, features, targets)
-    lam = float(check_param("lam", lam))
+    lam = check_param("lam", lam, scalar=True)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    rtol = float(check_real("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True))
+    rtol = check_scalar("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True)
     maxiter = check_int("maxiter", maxiter, low=1)
     n, d = X.shape
     p = d * (d + 1)
@@ -728,34 +720,15 @@ def fit_gamma(
         + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""),
     )
     info: dict[str, Any] = {"method": used}
-    # Data far from unit scale (|entries| beyond 2^+-FIT_RESCALE_EXPONENT) are rescaled by
-    # powers of two, which is exact: Phi = s Phi', y = t y' give Gamma = (t/s) Gamma' with
-    # the ridge r/s^2; s and t would otherwise square to overflow or underflow.
-    ex, ef, ey = (_exponent(a) for a in (X, F, y))
-    rescale = max(abs(ex), abs(ef), abs(ey)) > FIT_RESCALE_EXPONENT
-    if rescale:
-        X, F, y = np.ldexp(X, -ex), np.ldexp(F, -ef), np.ldexp(y, -ey)
-        with np.errstate(over="ignore"):
-            scaled_ridge = float(np.ldexp(ridge, -2 * (ex + ef)))
-    if rescale and scaled_ridge > 2.0**200:  # Phi^T Phi negligible: Gamma = X^T diag(y) F / ridge
-        gamma = np.einsum("nd,n,nk->dk", X, y, F) / ridge
-        info["solver"] = "ridge-dominated"
-    elif used == "dense":
-        gamma = _fit_dense(X, F, y, scaled_ridge if rescale else ridge, info)
-    elif used == "dual":
-        gamma = _fit_dual(X, F, y, scaled_ridge if rescale else ridge, info)
-    else:
-        gamma = _fit_matfree(X, F, y, scaled_ridge if rescale else ridge, rtol, maxiter, info)
-    if rescale:
-        # Gamma scales as t/s, or as t s in the ridge-dominated case (the unscaled ridge)
-        shift = ey + ex + ef if info.get("solver") == "ridge-dominated" else ey - ex - ef
-        with np.errstate(over="ignore"):
-            gamma = np.ldexp(gamma, shift)
-        if not np.all(np.isfinite(gamma)):
-            raise ValueError(
-                "queries, features and targets: the fitted Gamma is not representable in float64 "
-                f"(its scale is about 2^{shift}); rescale the data"
-            )
+
+    def solve(X: np.ndarray, F: np.ndarray, y: np.ndarray, ridge: float) -> np.ndarray:
+        if used == "dense":
+            return _fit_dense(X, F, y, ridge, info)
+        if used == "dual":
+            return _fit_dual(X, F, y, ridge, info)
+        return _fit_matfree(X, F, y, ridge, rtol, maxiter, info)
+
+    gamma = solve_rescaled(solve, X, F, y, ridge, info)  # exact rescaling far from unit scale
     if not np.all(np.isfinite(gamma)):  # pragma: no cover - defensive
         raise np.linalg.LinAlgError(f"fit_gamma(method={used!r}) produced non-finite entries")
     info["seconds"] = time.perf_counter() - t0
@@ -809,7 +782,7 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
     alpha = ell / d
     G1, g2 = gamma[:, :d], gamma[:, d]
     if tasks is None:

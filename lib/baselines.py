@@ -51,7 +51,7 @@ _SETTINGS = ("idg", "icl")
 def _context_size(d: Any, alpha: Any) -> tuple[int, float, int]:
     """Validate ``d`` and ``alpha`` and return ``(d, alpha, ell)``, ``ell = round(alpha d) >= 1``."""
     d = check_int("d", d, low=1)
-    alpha = float(check_param("alpha", alpha))
+    alpha = check_param("alpha", alpha, scalar=True)
     ell = int(round(alpha * d))
     if ell < 1:
         raise ValueError(
@@ -300,7 +300,7 @@ def baseline_errors(
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     d, alpha, ell = _context_size(d, alpha)
-    prior_tasks = _check_tasks(prior_tasks, d)
+    prior_tasks = _check_tasks(prior_tasks, d, "prior_tasks")
     rho = _check_rho(rho)
     if not isinstance(setting, str) or setting not in _SETTINGS:
         raise ValueError(f"setting must be one of {_SETTINGS}; got {setting!r}")
@@ -323,7 +323,7 @@ def baseline_errors(
     test_tasks = prior_tasks if setting == "idg" else None
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
     where = f"baseline_errors(n_test={n_test}, d={d}, ell={ell})"
-    check_memory(where, _scores_peak_bytes(n_test, len(which), batch, d, ell), "n_test")
+    check_memory(where, _scores_peak_bytes(n_test, len(which), batch, d, ell), "n_test, d and alpha (ell = alpha d)")
     sq = {name: np.empty(n_test) for name in which}
     progress = Progress(where, n_test)
     for start in range(0, n_test, batch):
@@ -442,7 +442,7 @@ def context_ridge_errors(
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
     names = ("ridge", "ge", "ge_intercept")
     where = f"context_ridge_errors(n_test={n_test}, d={d}, ell={ell})"
-    check_memory(where, _scores_peak_bytes(n_test, len(names), batch, d, ell), "n_test")
+    check_memory(where, _scores_peak_bytes(n_test, len(names), batch, d, ell), "n_test, d and alpha (ell = alpha d)")
     sq = {name: np.empty(n_test) for name in names}
     progress = Progress(where, n_test)
     for start in range(0, n_test, batch):
@@ -509,21 +509,21 @@ def dmmse_task_set_errors(
     """
 
     draws = check_int("draws", draws, low=2)
+    if check_param("kappa", kappa, scalar=True) == np.inf:
+        raise ValueError(
+            "kappa must be finite here (dMMSE needs a finite task set of k = round(kappa d) tasks); got inf"
+        )
     rng = as_rng(rng)
-    errs = [
-        baseline_errors(
-            d,
-            alpha,
-            sample_task_set(d, kappa, rng),
-            rho,
-            teacher,
-            setting=setting,
-            n_test=n_test,
-            rng=rng,
-            which=["dmmse"],
-        )["dmmse"][0]
-        for _ in range(draws)
-    ]
+    errs = []
+    progress = Progress(f"dmmse_task_set_errors(draws={draws}, n_test={n_test}, d={d})", draws)
+    for j in range(draws):
+        progress.update(j)
+        tasks = sample_task_set(d, kappa, rng)
+        errs.append(
+            baseline_errors(d, alpha, tasks, rho, teacher, setting=setting, n_test=n_test, rng=rng, which=["dmmse"])[
+                "dmmse"
+            ][0]
+        )
     return float(np.mean(errs)), float(np.std(errs, ddof=1) / np.sqrt(draws))
 
 

@@ -47,7 +47,7 @@ import numpy as np
 from numpy.polynomial import hermite_e as _herme
 from scipy import special
 
-from lib._checks import check_callable, check_int, check_real
+from lib._checks import check_callable, check_int, check_real, check_scalar
 from lib.quadrature import ATOL as _ATOL
 from lib.quadrature import PHI0 as _PHI0
 from lib.quadrature import RTOL as _RTOL
@@ -542,8 +542,10 @@ def pad_coefficients(coeffs: Any, degree: int) -> np.ndarray:
     numpy.ndarray
         Shape (degree + 1,): :math:`a_m` for :math:`m \le M`, zero beyond.
     """
-    a = np.zeros(int(degree) + 1)
-    coeffs = np.asarray(coeffs, dtype=float)
+    a = np.zeros(_check_degree(degree) + 1)
+    coeffs = check_real("coeffs", coeffs)
+    if coeffs.ndim != 1:
+        raise ValueError(f"coeffs must be a 1-D array of Hermite coefficients a_0, a_1, ...; got shape {coeffs.shape}")
     n = min(a.size, coeffs.size)
     a[:n] = coeffs[:n]
     return a
@@ -631,7 +633,7 @@ def _make_links() -> dict[str, Link]:
 LINKS: dict[str, Link] = _make_links()
 
 
-def get_link(name: str) -> Link:
+def get_link(name: str, *, argument: str = "name") -> Link:
     """The catalogue :class:`Link` called ``name`` (case-insensitive).
 
     Parameters
@@ -639,6 +641,8 @@ def get_link(name: str) -> Link:
     name : str
         A key of :data:`LINKS` (``"relu"``, ``"h2"``, ...); case and surrounding spaces
         are ignored.
+    argument : str, keyword-only
+        How the messages name the value (a caller's argument, ``"teacher"``).
 
     Returns
     -------
@@ -662,10 +666,10 @@ def get_link(name: str) -> Link:
     Through other functions of ``lib``: every chapter.
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a string naming a link; got {name!r}")
+        raise TypeError(f"{argument} must be a string naming a link; got {name!r}")
     key = name.strip().lower()
     if key not in LINKS:
-        raise ValueError(f"name must be one of {sorted(LINKS)}; got {name!r}")
+        raise ValueError(f"{argument} must be one of {sorted(LINKS)}; got {name!r}")
     return LINKS[key]
 
 
@@ -716,7 +720,7 @@ def changing_degrees(f: Callable, max_degree: int, min_degree: int = 10, tol: fl
     min_degree = check_int("min_degree", min_degree, low=0)
     if min_degree > max_degree:
         raise ValueError(f"min_degree must be <= max_degree = {max_degree}; got {min_degree}")
-    tol = float(check_real("tol", tol, low=0.0))
+    tol = check_scalar("tol", tol, low=0.0)
     if isinstance(f, Link):
         coeffs = f.coefficients(max_degree)
     else:

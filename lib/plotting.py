@@ -96,6 +96,7 @@ def color_for(name: str, index: int = 0) -> str:
     str
         A matplotlib colour.
     """
+    index = check_int("index", index)
     return TEACHER_COLORS.get(str(name).lower(), _CYCLE[index % len(_CYCLE)])
 
 
@@ -371,6 +372,11 @@ def _check_points(n_points: Any) -> int:
     return check_int("n_points", n_points, low=2, high=MAX_FIGURE_POINTS)
 
 
+#: Largest half-width ``z_max`` of :func:`hermite_expansion_figure` (the Hermite functions
+#: of the catalogue's degrees stay far from overflow there).
+Z_MAX_FIGURE = 100.0
+
+
 def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float = 3.5):
     """Two panels: the coefficients ``a_0..a_D`` of a catalogue link and its partial sum.
 
@@ -386,7 +392,7 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
     degree : int
         Truncation degree ``D >= 0``.
     z_max : float
-        Half-width of the plotted range.
+        Half-width of the plotted range, in (0, 100].
 
     Returns
     -------
@@ -400,7 +406,7 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
 
     link = hermite.get_link(name)
     degree = check_int("degree", degree, low=0, high=hermite.MAX_DEGREE)
-    z_max = check_scalar("z_max", z_max, low=0.0, low_open=True)
+    z_max = check_scalar("z_max", z_max, low=0.0, low_open=True, high=Z_MAX_FIGURE)
     a = link.coefficients(degree)
     error = hermite.partial_sum_errors(link, degree)[-1]
     color = color_for(link.name)
@@ -455,7 +461,7 @@ def task_diversity_figure(
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
 
-    link = hermite.get_link(teacher)
+    link = hermite.get_link(teacher, argument="teacher")
     lo, hi = check_range("kappa_range", kappa_range, low=0.0, low_open=True)
     kappa = np.logspace(np.log10(lo), np.log10(hi), _check_points(n_points))
     color = color_for(link.name)
@@ -517,7 +523,7 @@ def finite_data_figure(
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
 
-    link = hermite.get_link(teacher)
+    link = hermite.get_link(teacher, argument="teacher")
     tau_max = check_scalar("tau_max", tau_max, low=1.0, low_open=True)
     n_points = _check_points(n_points)
     tau = np.union1d(np.linspace(tau_max / n_points, tau_max, n_points), [1.0])
@@ -648,7 +654,7 @@ def equivalence_figure(
     lo, hi = check_range("tau_range", tau_range, low=0.0, low_open=True)
     n_points = _check_points(n_points)
     if isinstance(teacher, str):
-        teacher = hermite.get_link(teacher)
+        teacher = hermite.get_link(teacher, argument="teacher")
     name = getattr(teacher, "name", "")
     if label is None:
         label = getattr(teacher, "label", None) or r"$f(z)$"

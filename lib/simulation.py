@@ -102,7 +102,7 @@ def mc_error(
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
     n_test = check_int("n_test", n_test, low=2)
     step = MC_BATCH
     check_memory(
@@ -154,6 +154,8 @@ def mc_peak_bytes(n_test: int, d: int, ell: int) -> float:
         Bytes.
     """
 
+    n_test = check_int("n_test", n_test, low=1)
+    d, ell = check_int("d", d, low=1), check_int("ell", ell, low=1)
     b = min(n_test, MC_BATCH)
     return features_peak_bytes(b, d, ell) + 8.0 * 3 * b * (d + 1)
 
@@ -221,6 +223,8 @@ def simulate_peak_bytes(
         Bytes.
     """
 
+    d, ell, n = (check_int(name, v, low=1) for name, v in (("d", d), ("ell", ell), ("n", n)))
+    k = None if k is None else check_int("k", k, low=1)
     tasks = 0.0 if k is None else 16.0 * k * d
     feats = features_peak_bytes(n, d, ell)
     out_only = 8.0 * n * (2 * d + 2)

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from scipy.integrate import trapezoid
 from scipy.optimize import brentq
 
-from lib._checks import check_int, check_param, check_real, check_vectorized
+from lib._checks import check_int, check_param, check_real, check_scalar, check_vectorized
 from lib._checks import scalar_or_array as _out
 from lib.baselines import _check_contexts
 from lib.hermite import coefficients, hermite_functions
@@ -382,6 +382,7 @@ def spectral_test_error(
     """
 
     rho = _check_rho(rho)
+    ef2 = teacher_moments(teacher)[2]  # validates the teacher first, naming it
     w_hat, coef = spectral_fit(X, y, preprocess, degree=degree)
     w = check_real("w", w)
     if w.shape != w_hat.shape:
@@ -396,7 +397,6 @@ def spectral_test_error(
         a[: given.size] = given
     else:
         a = coefficients(resolve_teacher(teacher), coef.shape[1] - 1)
-    ef2 = teacher_moments(teacher)[2]
     powers = c[:, None] ** np.arange(coef.shape[1])[None, :]
     err = rho + ef2 - 2.0 * np.einsum("nk,k,nk->n", coef, a, powers) + np.sum(coef**2, axis=1)
     return (err, c) if return_cosine else err
@@ -540,7 +540,7 @@ class _SpectralLaw:
 
 
 def _check_spectral(teacher: Any, rho: Any) -> float:
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
     _moments(teacher)  # validates the teacher
     return rho
 
@@ -763,7 +763,7 @@ def optimal_preprocess(teacher: Any, rho: float) -> Any:
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    rho = float(check_real("rho", rho, low=0.0, low_open=True))
+    rho = check_scalar("rho", rho, low=0.0, low_open=True)
     _moments(teacher)
     m = _posterior_moment(teacher, rho, 2)
 
@@ -802,7 +802,7 @@ def weak_recovery_threshold(teacher: Any, rho: float) -> float:
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
 
-    rho = float(check_real("rho", rho, low=0.0, low_open=True))
+    rho = check_scalar("rho", rho, low=0.0, low_open=True)
     _moments(teacher)  # validates the teacher (finite, vectorized, real)
     f = resolve_teacher(teacher)
     z, wz = gauss_hermite(SPECTRAL_NODES_Z)

@@ -86,11 +86,11 @@ def _on_slider(name: str, value: Any, low: float, high: float, *, allow_inf: boo
     return value
 
 
-def _teacher_name(teacher: Any) -> str:
+def _teacher_name(teacher: Any, argument: str = "teacher") -> str:
     """A catalogue name for a drop-down (validated, lower case)."""
     if not isinstance(teacher, str):
-        raise TypeError(f"teacher must be a name in lib.hermite.LINKS; got {teacher!r}")
-    get_link(teacher)  # validates the name
+        raise TypeError(f"{argument} must be a name in lib.hermite.LINKS; got {teacher!r}")
+    get_link(teacher, argument=argument)  # validates the name
     return teacher.strip().lower()
 
 
@@ -121,7 +121,7 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
 
-    name = _teacher_name(name)
+    name = _teacher_name(name, "name")
     max_degree = check_int("max_degree", max_degree, low=0, high=MAX_DEGREE)
     degree = check_int("degree", degree, low=0, high=max_degree)
     names = sorted(LINKS)
@@ -544,7 +544,7 @@ def spectral_figure(
     teacher = _teacher_name(teacher)
     preprocess = _preprocess_name(preprocess)
     lo, hi = check_range("alpha_range", alpha_range, low=0.0, low_open=True)
-    alpha = float(check_param("alpha", alpha, scalar=True))
+    alpha = check_param("alpha", alpha, scalar=True)
     grid = np.geomspace(lo, hi, 60)
     c2 = spectral.spectral_overlap(grid, teacher, rho, preprocess)
     err = spectral.spectral_error(grid, teacher, rho, preprocess)
@@ -598,7 +598,7 @@ def spectral_explorer(
 
     teacher, preprocess = _teacher_name(teacher), _preprocess_name(preprocess)
     alpha = _on_slider("alpha", alpha, SPECTRAL_SLIDER_RANGE[0], SPECTRAL_SLIDER_RANGE[1])
-    rho = float(check_param("rho", rho, scalar=True))
+    rho = check_param("rho", rho, scalar=True)
 
     def show(teacher: str, preprocess: str, alpha: float) -> None:
         spectral_figure(teacher, preprocess, alpha, rho)

@@ -103,7 +103,7 @@ def test_memory_guard_uses_the_address_space_limit():
 
 
 def test_memory_guard_uses_the_cgroup_limit(monkeypatch):
-    from lib import _checks
+    from lib import _limits as _checks
 
     files = {
         "/sys/fs/cgroup/memory.max": 4 * 2**30,
