@@ -426,7 +426,10 @@ def check_result(where: str, out: Any, **named: Any) -> Any:
         in double precision.
     """
     if np.any(np.isnan(np.asarray(out, dtype=float))):
-        args = ", ".join(f"{k} = {v!r}" for k, v in named.items())
+        args = ", ".join(
+            f"{k} = {np.asarray(v).tolist()!r}" if np.size(v) <= 8 else f"{k} (shape {np.shape(v)})"
+            for k, v in named.items()
+        )
         raise ValueError(
             f"{where}: the formula cannot be evaluated in double precision at {args} (it gives NaN); "
             "use arguments of moderate size"

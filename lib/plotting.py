@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lib import hermite, teachers, theory
-from lib._checks import check_int, check_range, check_scalar
+from lib._checks import check_int, check_param, check_range, check_scalar
 
 __all__ = [
     "TEACHER_COLORS",
@@ -658,8 +658,9 @@ def equivalence_figure(
     name = getattr(teacher, "name", "")
     if label is None:
         label = getattr(teacher, "label", None) or r"$f(z)$"
+    alpha, kappa, rho, lam = (check_param(k, v, scalar=True) for k, v in zip(("alpha", "kappa", "rho", "lam"), (alpha, kappa, rho, lam)))
     a0, a1, ef2 = teachers.teacher_moments(teacher)
-    rho_nl = float(teachers.effective_noise(teacher, rho))
+    rho_nl = teachers.effective_noise(teacher, rho)
     tau = np.geomspace(lo, hi, n_points)
     e_f = np.asarray(theory.nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam), dtype=float)
     e_lim = float(theory.nonlinear_icl_error(teacher, alpha, kappa, 1e12, rho, lam))

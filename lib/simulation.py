@@ -496,13 +496,18 @@ def simulate_many(
         )
     m = lengths.pop() if lengths else 1
     grids = [np.broadcast_to(g, (m,)).copy() for g in grids]
+    where = f"simulate_many(d={d}, draws={draws}, {m} points)"
+    # one child seed sequence (about 1 KiB) and two results per run
+    check_memory(where, 1040.0 * m * draws, "draws and the number of points")
     children = as_rng(rng).bit_generator.seed_seq.spawn(m * draws)
+    progress = Progress(where, m * draws)
     out = SimulationResult()
     for key in ("icl", "idg"):
         out[key + "_draws"] = np.empty((m, draws))
         out[key + "_se"] = np.empty(m)
     for i in range(m):
         for j in range(draws):
+            progress.update(i * draws + j)
             r = simulate(
                 d,
                 *(g[i] for g in grids),

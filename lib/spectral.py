@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from scipy.integrate import trapezoid
 from scipy.optimize import brentq
 
-from lib._checks import check_int, check_param, check_real, check_scalar, check_vectorized
+from lib._checks import RHO_MAX, check_int, check_param, check_real, check_scalar, check_vectorized
 from lib._checks import scalar_or_array as _out
 from lib.baselines import _check_contexts
 from lib.hermite import coefficients, hermite_functions
@@ -763,7 +763,7 @@ def optimal_preprocess(teacher: Any, rho: float) -> Any:
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    rho = check_scalar("rho", rho, low=0.0, low_open=True)
+    rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
     _moments(teacher)
     m = _posterior_moment(teacher, rho, 2)
 
@@ -802,7 +802,7 @@ def weak_recovery_threshold(teacher: Any, rho: float) -> float:
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
 
-    rho = check_scalar("rho", rho, low=0.0, low_open=True)
+    rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
     _moments(teacher)  # validates the teacher (finite, vectorized, real)
     f = resolve_teacher(teacher)
     z, wz = gauss_hermite(SPECTRAL_NODES_Z)

@@ -554,10 +554,11 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
     out = np.full(x.shape, np.inf)
     below = tau < 1.0
     above = tau > 1.0
-    if np.any(below):
-        out[below] = _idg_ridgeless_below(x[below], ik[below], tau[below], rho[below])
-    if np.any(above):
-        out[above] = _idg_ridgeless_above(x[above], ik[above], tau[above], rho[above])
+    with np.errstate(all="ignore"):  # a NaN is refused just below
+        if np.any(below):
+            out[below] = _idg_ridgeless_below(x[below], ik[below], tau[below], rho[below])
+        if np.any(above):
+            out[above] = _idg_ridgeless_above(x[above], ik[above], tau[above], rho[above])
     check_result("idg_error", out, alpha=alpha, kappa=kappa, tau=tau, rho=rho)
     return _out(out)
 
