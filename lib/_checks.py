@@ -4,8 +4,9 @@ Each public function of the library checks its arguments with one of these helpe
 so that bad input fails early with a message that names the argument, the value that
 was given and what is allowed, instead of a NaN or a traceback from inside numpy.
 
-The memory guard (:func:`check_memory`) and the progress report of long loops
-(:class:`Progress`) live in :mod:`lib._limits` and are re-exported here.
+The memory guard (``check_memory``) and the progress report of long loops
+(``Progress``) live in :mod:`lib._limits`; they are imported here for the modules
+that use them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from lib._limits import MEMORY_LIMIT_ENV, MemoryLimitError, Progress, check_memory, memory_limit
+from lib._limits import MEMORY_LIMIT_ENV as MEMORY_LIMIT_ENV  # re-exported for the modules that use them
+from lib._limits import MemoryLimitError as MemoryLimitError
+from lib._limits import Progress as Progress
+from lib._limits import check_memory as check_memory
+from lib._limits import memory_limit as memory_limit
 
 __all__ = [
     "as_rng",
@@ -32,11 +37,6 @@ __all__ = [
     "check_broadcast",
     "check_scalar",
     "check_result",
-    "MemoryLimitError",
-    "memory_limit",
-    "check_memory",
-    "MEMORY_LIMIT_ENV",
-    "Progress",
 ]
 
 
