@@ -658,7 +658,9 @@ def equivalence_figure(
     name = getattr(teacher, "name", "")
     if label is None:
         label = getattr(teacher, "label", None) or r"$f(z)$"
-    alpha, kappa, rho, lam = (check_param(k, v, scalar=True) for k, v in zip(("alpha", "kappa", "rho", "lam"), (alpha, kappa, rho, lam)))
+    alpha, kappa, rho, lam = (
+        check_param(k, v, scalar=True) for k, v in zip(("alpha", "kappa", "rho", "lam"), (alpha, kappa, rho, lam))
+    )
     a0, a1, ef2 = teachers.teacher_moments(teacher)
     rho_nl = teachers.effective_noise(teacher, rho)
     tau = np.geomspace(lo, hi, n_points)
