@@ -207,3 +207,12 @@ def test_a_raising_teacher_is_reported_as_the_teacher(func, kwargs):
 def test_bad_arguments_are_refused_naming_them(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_monte_carlo_memory_guards(limit_16g):
+    # issue 19, item 5: the squared errors of every test context, and the seeds of every run
+    tasks = samplers.sample_tasks(3, 5, 0)
+    err = raises_early(MemoryError, "n_test", baselines.baseline_errors, 5, 2.0, tasks, 0.1, n_test=2 * 10**9)
+    assert "GiB" in str(err)
+    raises_early(MemoryError, "n_test", baselines.context_ridge_errors, 5, 2.0, 0.1, n_test=2 * 10**9)
+    raises_early(MemoryError, "draws", simulation.simulate_many, 3, 2.0, INF, 2.0, 0.1, draws=10**8, with_rng=True)
