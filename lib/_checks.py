@@ -4,15 +4,9 @@ Each public function of the library checks its arguments with one of these helpe
 so that bad input fails early with a message that names the argument, the value that
 was given and what is allowed, instead of a NaN or a traceback from inside numpy.
 
-Memory guard. Every public function that allocates large arrays (the samplers,
-:func:`lib.attention.fit_gamma`, :func:`lib.simulation.mc_error`,
-:func:`lib.simulation.simulate`) estimates its peak memory first and calls
-:func:`check_memory`, which raises :class:`MemoryLimitError` (a ``MemoryError`` and a
-``ValueError``) naming the argument, the estimate and the limit, before anything is
-sampled. The limit is ``MEMORY_FRACTION`` = 0.8 of the memory available at the call
-(``MemAvailable`` in ``/proc/meminfo``), or the environment variable
-``LIB_MEMORY_LIMIT``: a number of bytes or a size with a unit (``"6GiB"``, ``"500MB"``),
-or ``"none"`` to switch the guard off.
+The memory guard (``check_memory``) and the progress report of long loops
+(``Progress``) live in :mod:`lib._limits`; they are imported here for the modules
+that use them.
 """
 
 from __future__ import annotations
@@ -23,6 +17,12 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from lib._limits import MEMORY_LIMIT_ENV as MEMORY_LIMIT_ENV  # re-exported for the modules that use them
+from lib._limits import MemoryLimitError as MemoryLimitError
+from lib._limits import Progress as Progress
+from lib._limits import check_memory as check_memory
+from lib._limits import memory_limit as memory_limit
+
 __all__ = [
     "as_rng",
     "scalar_or_array",
@@ -32,13 +32,11 @@ __all__ = [
     "check_param",
     "check_real",
     "check_int",
+    "check_range",
     "check_callable",
     "check_broadcast",
     "check_scalar",
-    "MemoryLimitError",
-    "memory_limit",
-    "check_memory",
-    "MEMORY_LIMIT_ENV",
+    "check_result",
 ]
 
 
@@ -238,7 +236,7 @@ def check_real(
     return arr
 
 
-def check_int(name: str, value: Any, *, low: int | None = None) -> int:
+def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
     """Validate an integer (a Python or numpy integer, not a bool or a float).
 
     Parameters
@@ -247,8 +245,8 @@ def check_int(name: str, value: Any, *, low: int | None = None) -> int:
         The argument's name, used in the messages.
     value : int
         The value to check.
-    low : int, optional
-        Smallest allowed value.
+    low, high : int, optional
+        Smallest and largest allowed values.
 
     Returns
     -------
@@ -260,14 +258,53 @@ def check_int(name: str, value: Any, *, low: int | None = None) -> int:
     TypeError
         If ``value`` is not an integer.
     ValueError
-        If ``value < low``.
+        If ``value < low`` or ``value > high``.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer; got {value!r} of type {type(value).__name__}")
     value = int(value)
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        if high is None:
+            allowed = f">= {low}"
+        elif low is None:
+            allowed = f"<= {high}"
+        else:
+            allowed = f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {allowed}; got {value!r}")
     return value
+
+
+def check_range(name: str, value: Any, **bounds: Any) -> tuple[float, float]:
+    """Validate a plotted range ``(low, high)``: two real numbers with ``low < high``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the messages.
+    value : pair of float
+        The range.
+    **bounds
+        ``low``, ``high``, ``low_open``, ``high_open``, ``allow_inf`` of :func:`check_real`,
+        applied to both ends.
+
+    Returns
+    -------
+    (float, float)
+        The two ends.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a pair of real numbers.
+    ValueError
+        If an end is out of bounds or NaN, or ``low >= high``.
+    """
+    arr = check_real(name, value, **bounds)
+    if arr.shape != (2,):
+        raise TypeError(f"{name} must be a pair (min, max) of real numbers; got {value!r}")
+    if not arr[0] < arr[1]:
+        raise ValueError(f"{name} must be a pair (min, max) with min < max; got {value!r}")
+    return float(arr[0]), float(arr[1])
 
 
 def check_callable(name: str, value: Any) -> Callable:
@@ -365,6 +402,41 @@ def check_scalar(name: str, value: Any, **bounds: Any) -> float:
     return float(arr)
 
 
+def check_result(where: str, out: Any, **named: Any) -> Any:
+    """Refuse a NaN computed from valid arguments (a formula evaluated outside float64).
+
+    Parameters
+    ----------
+    where : str
+        The public function, named in the message.
+    out : array_like
+        Its result.
+    **named
+        The arguments (name=value), quoted in the message.
+
+    Returns
+    -------
+    array_like
+        ``out`` unchanged when it holds no NaN.
+
+    Raises
+    ------
+    ValueError
+        If ``out`` holds a NaN: the arguments lie where the formula cannot be evaluated
+        in double precision.
+    """
+    if np.any(np.isnan(np.asarray(out, dtype=float))):
+        args = ", ".join(
+            f"{k} = {np.asarray(v).tolist()!r}" if np.size(v) <= 8 else f"{k} (shape {np.shape(v)})"
+            for k, v in named.items()
+        )
+        raise ValueError(
+            f"{where}: the formula cannot be evaluated in double precision at {args} (it gives NaN); "
+            "use arguments of moderate size"
+        )
+    return out
+
+
 # --------------------------------------------------------------------------------------
 # the model's parameters, declared once
 # --------------------------------------------------------------------------------------
@@ -388,14 +460,18 @@ class Interval(NamedTuple):
     allow_inf: bool = False
 
 
+#: Largest noise variance accepted: the labels' squares (about rho^2 in the sums of squared
+#: errors) must stay finite in float64.
+RHO_MAX = 1e100
+
 #: The ranges of the model's parameters (the book's notation page), declared once and
 #: checked by :func:`check_param` wherever a public function takes one of them.
 PARAMETERS: dict[str, Interval] = {
     "alpha": Interval(0.0, low_open=True),
     "kappa": Interval(0.0, low_open=True, allow_inf=True),
     "tau": Interval(0.0, low_open=True),
-    "rho": Interval(0.0),
-    "rho_nl": Interval(0.0),
+    "rho": Interval(0.0, RHO_MAX),
+    "rho_nl": Interval(0.0, RHO_MAX),
     "lam": Interval(0.0),
     "ridge": Interval(0.0, low_open=True),
 }
@@ -497,126 +573,3 @@ def check_unit_tasks(tasks: Any, d: int) -> np.ndarray:
             f"as lib.samplers.sample_tasks draws them); found a row with squared norm {worst:.6g}"
         )
     return tasks
-
-
-# --------------------------------------------------------------------------------------
-# memory guard
-# --------------------------------------------------------------------------------------
-#: Environment variable that sets the memory limit of the guard, in bytes or with a unit
-#: (``"6GiB"``, ``"500MB"``, ``"0.5TiB"``); ``"none"`` or ``"inf"`` switches it off.
-MEMORY_LIMIT_ENV = "LIB_MEMORY_LIMIT"
-#: Default limit: this fraction of the memory available when the call starts.
-MEMORY_FRACTION = 0.8
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
-
-
-class MemoryLimitError(MemoryError, ValueError):
-    """A call would need more memory than the limit of :func:`memory_limit`.
-
-    Raised before anything large is allocated or sampled. It is both a
-    :class:`MemoryError` and a :class:`ValueError` (the input asks for too much).
-    """
-
-
-def _parse_bytes(text: str) -> float:
-    t = text.strip().lower().replace(" ", "")
-    if t in ("none", "inf", "off", "unlimited"):
-        return float("inf")
-    num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = t[len(num) :]
-    try:
-        value = float(num)
-    except ValueError:
-        value = float("nan")
-    if unit not in _UNITS or not value > 0:
-        raise ValueError(
-            f"environment variable {MEMORY_LIMIT_ENV} must be a positive number of bytes, "
-            f"optionally with a unit (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), or 'none'; got {text!r}"
-        )
-    return value * _UNITS[unit]
-
-
-def _available_bytes() -> float:
-    """Memory available now: ``MemAvailable`` of /proc/meminfo, else os.sysconf, else inf."""
-    import os
-
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024.0
-    except OSError:  # pragma: no cover - not Linux
-        pass
-    try:  # pragma: no cover - not Linux
-        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover
-        return float("inf")
-
-
-def memory_limit() -> float:
-    """The memory limit, in bytes, that :func:`check_memory` enforces.
-
-    ``$LIB_MEMORY_LIMIT`` if set (bytes or with a unit, ``"none"`` for no limit),
-    otherwise ``MEMORY_FRACTION`` (0.8) of the memory available now (``MemAvailable``
-    of ``/proc/meminfo`` on Linux, ``os.sysconf`` elsewhere).
-
-    Returns
-    -------
-    float
-        The limit in bytes (``inf`` for no limit).
-    """
-    import os
-
-    text = os.environ.get(MEMORY_LIMIT_ENV)
-    if text is not None and text.strip():
-        return _parse_bytes(text)
-    return MEMORY_FRACTION * _available_bytes()
-
-
-def _fmt_bytes(n: float) -> str:
-    if not np.isfinite(n):
-        return "inf" if n > 0 else str(n)
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def check_memory(where: str, nbytes: float, argument: str) -> None:
-    """Raise :class:`MemoryLimitError` if an estimated peak exceeds :func:`memory_limit`.
-
-    Parameters
-    ----------
-    where : str
-        The function (and call) whose peak was estimated, e.g. ``"simulate(d=3000)"``.
-    nbytes : float
-        The estimated peak memory, in bytes (may be inf).
-    argument : str
-        The argument(s) that drive the size, named in the message
-        (e.g. ``"d and tau (n = tau d^2 = 18,000,000 contexts)"``).
-    """
-    import os
-
-    limit = memory_limit()
-    if nbytes > limit:
-        if (os.environ.get(MEMORY_LIMIT_ENV) or "").strip():
-            source = f"set by ${MEMORY_LIMIT_ENV}"
-        else:
-            source = f"{MEMORY_FRACTION:g} of the {_fmt_bytes(limit / MEMORY_FRACTION)} available now"
-        raise MemoryLimitError(
-            f"{where} would need about {_fmt_bytes(nbytes)} of memory (driven by {argument}), "
-            f"more than the limit of {_fmt_bytes(limit)} ({source}); reduce "
-            f"{argument.split(' (')[0]}, or raise the limit with the environment variable "
-            f"{MEMORY_LIMIT_ENV} (e.g. '16GiB' or 'none')"
-        )

@@ -33,8 +33,9 @@ import scipy.sparse.linalg
 from lib._checks import as_matrix as _as_matrix
 from lib._checks import check_batch as _check_batch
 from lib._checks import check_gamma as _check_gamma
-from lib._checks import check_int, check_memory, check_param, check_real
+from lib._checks import check_int, check_memory, check_param, check_real, check_scalar
 from lib._checks import check_unit_tasks as _check_unit_tasks
+from lib._limits import solve_rescaled
 
 __all__ = [
     "ConvergenceError",
@@ -700,11 +701,13 @@ def fit_gamma(
     0.488
     """
     t0 = time.perf_counter()
+    if targets is None:
+        raise TypeError("targets must be an array of shape (n,) (the query labels); got None")
     X, F, y = _check_batch(queries, features, targets)
-    lam = float(check_param("lam", lam))
+    lam = check_param("lam", lam, scalar=True)
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    rtol = float(check_real("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True))
+    rtol = check_scalar("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True)
     maxiter = check_int("maxiter", maxiter, low=1)
     n, d = X.shape
     p = d * (d + 1)
@@ -717,12 +720,15 @@ def fit_gamma(
         + ("; method='matfree' needs O(n d) memory" if used != "matfree" else ""),
     )
     info: dict[str, Any] = {"method": used}
-    if used == "dense":
-        gamma = _fit_dense(X, F, y, ridge, info)
-    elif used == "dual":
-        gamma = _fit_dual(X, F, y, ridge, info)
-    else:
-        gamma = _fit_matfree(X, F, y, ridge, rtol, maxiter, info)
+
+    def solve(X: np.ndarray, F: np.ndarray, y: np.ndarray, ridge: float) -> np.ndarray:
+        if used == "dense":
+            return _fit_dense(X, F, y, ridge, info)
+        if used == "dual":
+            return _fit_dual(X, F, y, ridge, info)
+        return _fit_matfree(X, F, y, ridge, rtol, maxiter, info)
+
+    gamma = solve_rescaled(solve, X, F, y, ridge, info)  # exact rescaling far from unit scale
     if not np.all(np.isfinite(gamma)):  # pragma: no cover - defensive
         raise np.linalg.LinAlgError(f"fit_gamma(method={used!r}) produced non-finite entries")
     info["seconds"] = time.perf_counter() - t0
@@ -776,7 +782,7 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
     alpha = ell / d
     G1, g2 = gamma[:, :d], gamma[:, d]
     if tasks is None:

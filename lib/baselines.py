@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 from scipy.special import softmax
 
-from lib._checks import as_rng, check_int, check_param, check_real
+from lib._checks import Progress, as_rng, check_int, check_memory, check_param, check_real
 from lib.samplers import (
     BATCH_BYTES,
     TeacherLike,
@@ -51,7 +51,7 @@ _SETTINGS = ("idg", "icl")
 def _context_size(d: Any, alpha: Any) -> tuple[int, float, int]:
     """Validate ``d`` and ``alpha`` and return ``(d, alpha, ell)``, ``ell = round(alpha d) >= 1``."""
     d = check_int("d", d, low=1)
-    alpha = float(check_param("alpha", alpha))
+    alpha = check_param("alpha", alpha, scalar=True)
     ell = int(round(alpha * d))
     if ell < 1:
         raise ValueError(
@@ -74,6 +74,11 @@ def _check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarra
     if x_query.shape != (n, d):
         raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
     return X, y, x_query
+
+
+#: :func:`bayes_ridge_predict` solves with a filtered SVD when ``rho`` is below this
+#: fraction of ``tr X^T X`` (the normal equations would lose the small singular values).
+RIDGE_SVD_BELOW = 1e-6
 
 
 def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
@@ -113,7 +118,11 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     Notes
     -----
     For ``ell < d`` the equivalent dual form ``X^T (X X^T + rho I_ell)^{-1} y`` is used, so
-    each context costs ``O(min(ell, d)^3 + ell d min(ell, d))``.
+    each context costs ``O(min(ell, d)^3 + ell d min(ell, d))``. When ``rho`` is below
+    ``RIDGE_SVD_BELOW`` (1e-6) times ``tr X^T X``, the fit is
+    ``V diag(s / (s^2 + rho)) U^T y`` from the SVD ``X = U diag(s) V^T``, with singular
+    values below ``max(ell, d) * eps * s_max`` treated as zeros: continuous in ``rho``
+    down to ``rho = 0``, where it is the pseudo-inverse.
 
     For a nonlinear teacher this is ridge regression of the raw labels on the tokens (no
     intercept), *not* the Bayes predictor: it estimates the linear part ``a_1 z`` of ``f``
@@ -127,8 +136,15 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     X, y, x_query = _check_contexts(X, y, x_query)
     rho = _check_rho(rho)
     n, ell, d = X.shape
-    if rho == 0.0:
-        w_hat = np.einsum("ndl,nl->nd", np.linalg.pinv(X), y)
+    scale = np.einsum("nld,nld->n", X, X)  # tr X^T X >= the largest eigenvalue
+    if np.any(rho < RIDGE_SVD_BELOW * scale):
+        # rho small against X^T X: a filtered SVD, continuous down to rho = 0 (the
+        # pseudo-inverse); singular values below the rank tolerance count as exact zeros
+        u, sv, vt = np.linalg.svd(X, full_matrices=False)
+        tol = sv[:, :1] * max(ell, d) * np.finfo(float).eps
+        keep = sv > tol
+        filt = np.where(keep, sv, 0.0) / np.where(keep, sv * sv + rho, 1.0)
+        w_hat = np.einsum("nkd,nk->nd", vt, filt * np.einsum("nlk,nl->nk", u, y))
         return np.einsum("nd,nd->n", x_query, w_hat)
     if ell >= d:
         A = np.einsum("nli,nlj->nij", X, X)
@@ -215,6 +231,12 @@ def dmmse_predict(
     return out
 
 
+def _scores_peak_bytes(n_test: int, n_scores: int, batch: int, d: int, ell: int) -> float:
+    """Peak memory of the baselines' Monte Carlo: the squared errors of every test context
+    and predictor, plus one batch of contexts (tokens, labels and a few temporaries)."""
+    return 8.0 * n_test * n_scores + 8.0 * 4 * min(batch, n_test) * (ell + 1) * (d + 1)
+
+
 def baseline_errors(
     d: int,
     alpha: float,
@@ -278,7 +300,7 @@ def baseline_errors(
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     d, alpha, ell = _context_size(d, alpha)
-    prior_tasks = _check_tasks(prior_tasks, d)
+    prior_tasks = _check_tasks(prior_tasks, d, "prior_tasks")
     rho = _check_rho(rho)
     if not isinstance(setting, str) or setting not in _SETTINGS:
         raise ValueError(f"setting must be one of {_SETTINGS}; got {setting!r}")
@@ -300,8 +322,12 @@ def baseline_errors(
 
     test_tasks = prior_tasks if setting == "idg" else None
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
+    where = f"baseline_errors(n_test={n_test}, d={d}, ell={ell})"
+    check_memory(where, _scores_peak_bytes(n_test, len(which), batch, d, ell), "n_test, d and alpha (ell = alpha d)")
     sq = {name: np.empty(n_test) for name in which}
+    progress = Progress(where, n_test)
     for start in range(0, n_test, batch):
+        progress.update(start)
         sl = slice(start, min(n_test, start + batch))
         ctx = sample_contexts(sl.stop - sl.start, d, ell, test_tasks, f, rho, rng)
         for name in which:
@@ -415,8 +441,12 @@ def context_ridge_errors(
     rng = as_rng(rng)
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
     names = ("ridge", "ge", "ge_intercept")
+    where = f"context_ridge_errors(n_test={n_test}, d={d}, ell={ell})"
+    check_memory(where, _scores_peak_bytes(n_test, len(names), batch, d, ell), "n_test, d and alpha (ell = alpha d)")
     sq = {name: np.empty(n_test) for name in names}
+    progress = Progress(where, n_test)
     for start in range(0, n_test, batch):
+        progress.update(start)
         sl = slice(start, min(n_test, start + batch))
         ctx = sample_contexts(sl.stop - sl.start, d, ell, None, f, rho, rng)
         preds = {
@@ -479,21 +509,21 @@ def dmmse_task_set_errors(
     """
 
     draws = check_int("draws", draws, low=2)
+    if check_param("kappa", kappa, scalar=True) == np.inf:
+        raise ValueError(
+            "kappa must be finite here (dMMSE needs a finite task set of k = round(kappa d) tasks); got inf"
+        )
     rng = as_rng(rng)
-    errs = [
-        baseline_errors(
-            d,
-            alpha,
-            sample_task_set(d, kappa, rng),
-            rho,
-            teacher,
-            setting=setting,
-            n_test=n_test,
-            rng=rng,
-            which=["dmmse"],
-        )["dmmse"][0]
-        for _ in range(draws)
-    ]
+    errs = []
+    progress = Progress(f"dmmse_task_set_errors(draws={draws}, n_test={n_test}, d={d})", draws)
+    for j in range(draws):
+        progress.update(j)
+        tasks = sample_task_set(d, kappa, rng)
+        errs.append(
+            baseline_errors(d, alpha, tasks, rho, teacher, setting=setting, n_test=n_test, rng=rng, which=["dmmse"])[
+                "dmmse"
+            ][0]
+        )
     return float(np.mean(errs)), float(np.std(errs, ddof=1) / np.sqrt(draws))
 
 

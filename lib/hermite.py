@@ -47,7 +47,7 @@ import numpy as np
 from numpy.polynomial import hermite_e as _herme
 from scipy import special
 
-from lib._checks import check_callable, check_int, check_real
+from lib._checks import check_callable, check_int, check_real, check_scalar
 from lib.quadrature import ATOL as _ATOL
 from lib.quadrature import PHI0 as _PHI0
 from lib.quadrature import RTOL as _RTOL
@@ -117,7 +117,7 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
     Parameters
     ----------
     degree : int
-        Largest index, ``0 <= degree``.
+        Largest index, ``0 <= degree <= MAX_DEGREE`` (150).
     z : float or array_like, shape (...)
         Points (finite reals).
 
@@ -136,7 +136,7 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
     -----
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
-    degree = check_int("degree", degree, low=0)
+    degree = _check_degree(degree)
     zz = _check_z(z)
     with np.errstate(over="ignore", invalid="ignore"):
         out = _weighted_hermite(degree, zz)
@@ -152,7 +152,8 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     Parameters
     ----------
     m : int
-        Index, ``m >= 0``.
+        Index, ``0 <= m <= MAX_DEGREE`` (150, the degrees whose accuracy is tested; the
+        recurrence costs ``m`` passes over ``z``).
     z : float or array_like, shape (...)
         Points.
 
@@ -169,7 +170,7 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     --------
     ``h_2(z) = (z^2 - 1) / sqrt(2)``, ``h_3(z) = (z^3 - 3 z) / sqrt(6)``.
     """
-    m = check_int("m", m, low=0)
+    m = _check_degree(m, "m")
     return hermite_functions(m, z)[m]
 
 
@@ -208,10 +209,14 @@ def _check_f(f: Any) -> Callable:
     return check_callable("f", f)
 
 
-def _check_degree(degree: Any) -> int:
-    degree = check_int("degree", degree, low=0)
+def _check_degree(degree: Any, name: str = "degree") -> int:
+    """An integer index in [0, MAX_DEGREE] (the degrees whose accuracy is tested)."""
+    degree = check_int(name, degree, low=0)
     if degree > MAX_DEGREE:
-        raise ValueError(f"degree must be an integer in [0, {MAX_DEGREE}]; got {degree}")
+        raise ValueError(
+            f"{name} must be an integer in [0, MAX_DEGREE = {MAX_DEGREE}] (the degrees whose "
+            f"accuracy is tested); got {degree}"
+        )
     return degree
 
 
@@ -538,8 +543,10 @@ def pad_coefficients(coeffs: Any, degree: int) -> np.ndarray:
     numpy.ndarray
         Shape (degree + 1,): :math:`a_m` for :math:`m \le M`, zero beyond.
     """
-    a = np.zeros(int(degree) + 1)
-    coeffs = np.asarray(coeffs, dtype=float)
+    a = np.zeros(_check_degree(degree) + 1)
+    coeffs = check_real("coeffs", coeffs)
+    if coeffs.ndim != 1:
+        raise ValueError(f"coeffs must be a 1-D array of Hermite coefficients a_0, a_1, ...; got shape {coeffs.shape}")
     n = min(a.size, coeffs.size)
     a[:n] = coeffs[:n]
     return a
@@ -627,7 +634,7 @@ def _make_links() -> dict[str, Link]:
 LINKS: dict[str, Link] = _make_links()
 
 
-def get_link(name: str) -> Link:
+def get_link(name: str, *, argument: str = "name") -> Link:
     """The catalogue :class:`Link` called ``name`` (case-insensitive).
 
     Parameters
@@ -635,6 +642,8 @@ def get_link(name: str) -> Link:
     name : str
         A key of :data:`LINKS` (``"relu"``, ``"h2"``, ...); case and surrounding spaces
         are ignored.
+    argument : str, keyword-only
+        How the messages name the value (a caller's argument, ``"teacher"``).
 
     Returns
     -------
@@ -658,10 +667,10 @@ def get_link(name: str) -> Link:
     Through other functions of ``lib``: every chapter.
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a string naming a link; got {name!r}")
+        raise TypeError(f"{argument} must be a string naming a link; got {name!r}")
     key = name.strip().lower()
     if key not in LINKS:
-        raise ValueError(f"name must be one of {sorted(LINKS)}; got {name!r}")
+        raise ValueError(f"{argument} must be one of {sorted(LINKS)}; got {name!r}")
     return LINKS[key]
 
 
@@ -712,7 +721,7 @@ def changing_degrees(f: Callable, max_degree: int, min_degree: int = 10, tol: fl
     min_degree = check_int("min_degree", min_degree, low=0)
     if min_degree > max_degree:
         raise ValueError(f"min_degree must be <= max_degree = {max_degree}; got {min_degree}")
-    tol = float(check_real("tol", tol, low=0.0))
+    tol = check_scalar("tol", tol, low=0.0)
     if isinstance(f, Link):
         coeffs = f.coefficients(max_degree)
     else:

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lib import hermite, teachers, theory
+from lib._checks import check_int, check_param, check_range, check_scalar
 
 __all__ = [
     "TEACHER_COLORS",
@@ -93,6 +94,7 @@ def color_for(name: str, index: int = 0) -> str:
     str
         A matplotlib colour.
     """
+    index = check_int("index", index)
     return TEACHER_COLORS.get(str(name).lower(), _CYCLE[index % len(_CYCLE)])
 
 
@@ -214,9 +216,10 @@ def figure_size(
         )
     if nrows < 1:
         raise ValueError(f"nrows must be >= 1; got {nrows}")
-    for name, value in (("width", width), ("height", height)):
-        if value is not None and not (np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive number of inches; got {value!r}")
+    width, height = (
+        None if value is None else check_scalar(name, value, low=0.0, low_open=True)
+        for name, value in (("width", width), ("height", height))
+    )
     default_height = _ROW_HEIGHT[int(ncols)] * int(nrows)
     if width is None or width > COLUMN_WIDTH:
         return COLUMN_WIDTH, default_height if width is not None or height is None else height
@@ -359,6 +362,21 @@ def coefficient_stems(ax, coeffs, *, color: str | None = None, label: str | None
     return ax
 
 
+#: Largest grid a figure function accepts for ``n_points`` (a few thousand points already
+#: draw a smooth curve; more only costs time and memory).
+MAX_FIGURE_POINTS = 10_000
+
+
+def _check_points(n_points: Any) -> int:
+    """``n_points``: an integer in [2, MAX_FIGURE_POINTS]."""
+    return check_int("n_points", n_points, low=2, high=MAX_FIGURE_POINTS)
+
+
+#: Largest half-width ``z_max`` of :func:`hermite_expansion_figure` (the Hermite functions
+#: of the catalogue's degrees stay far from overflow there).
+Z_MAX_FIGURE = 100.0
+
+
 def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float = 3.5):
     """Two panels: the coefficients ``a_0..a_D`` of a catalogue link and its partial sum.
 
@@ -374,7 +392,7 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
     degree : int
         Truncation degree ``D >= 0``.
     z_max : float
-        Half-width of the plotted range.
+        Half-width of the plotted range, in (0, 100].
 
     Returns
     -------
@@ -387,6 +405,8 @@ def hermite_expansion_figure(name: str = "relu", degree: int = 6, z_max: float =
     """
 
     link = hermite.get_link(name)
+    degree = check_int("degree", degree, low=0, high=hermite.MAX_DEGREE)
+    z_max = check_scalar("z_max", z_max, low=0.0, low_open=True, high=Z_MAX_FIGURE)
     a = link.coefficients(degree)
     error = hermite.partial_sum_errors(link, degree)[-1]
     color = color_for(link.name)
@@ -430,7 +450,7 @@ def task_diversity_figure(
     kappa_range : (float, float)
         Plotted range ``0 < kappa_min < kappa_max < inf`` (log scale).
     n_points : int
-        Grid size.
+        Grid size, in [2, MAX_FIGURE_POINTS] (10,000).
 
     Returns
     -------
@@ -442,11 +462,9 @@ def task_diversity_figure(
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
 
-    link = hermite.get_link(teacher)
-    lo, hi = (float(v) for v in kappa_range)
-    if not (0.0 < lo < hi < np.inf):
-        raise ValueError(f"kappa_range must satisfy 0 < kappa_min < kappa_max < inf; got {kappa_range!r}")
-    kappa = np.logspace(np.log10(lo), np.log10(hi), int(n_points))
+    link = hermite.get_link(teacher, argument="teacher")
+    lo, hi = check_range("kappa_range", kappa_range, low=0.0, low_open=True)
+    kappa = np.logspace(np.log10(lo), np.log10(hi), _check_points(n_points))
     color = color_for(link.name)
     fig, ax = new_figure()
     theory_line(
@@ -504,7 +522,7 @@ def finite_data_figure(
     tau_max : float
         Largest ``tau = n/d^2`` shown (> 1).
     n_points : int
-        Grid size.
+        Grid size, in [2, MAX_FIGURE_POINTS] (10,000).
 
     Returns
     -------
@@ -516,11 +534,10 @@ def finite_data_figure(
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
 
-    link = hermite.get_link(teacher)
-    tau_max = float(tau_max)
-    if not 1.0 < tau_max < np.inf:
-        raise ValueError(f"tau_max must be a finite number > 1; got {tau_max!r}")
-    tau = np.union1d(np.linspace(tau_max / int(n_points), tau_max, int(n_points)), [1.0])
+    link = hermite.get_link(teacher, argument="teacher")
+    tau_max = check_scalar("tau_max", tau_max, low=1.0, low_open=True)
+    n_points = _check_points(n_points)
+    tau = np.union1d(np.linspace(tau_max / n_points, tau_max, n_points), [1.0])
     names = [link.name] if link.name == "linear" else [link.name, "linear"]
     fig, ax = new_figure()
     levels = []
@@ -648,7 +665,7 @@ def equivalence_figure(
     label : str, optional
         Legend label of the teacher (default: the link's own label).
     n_points : int
-        Grid size.
+        Grid size, in [2, MAX_FIGURE_POINTS] (10,000).
 
     Returns
     -------
@@ -660,17 +677,19 @@ def equivalence_figure(
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
 
-    lo, hi = (float(v) for v in tau_range)
-    if not (0.0 < lo < hi < np.inf):
-        raise ValueError(f"tau_range must satisfy 0 < tau_min < tau_max < inf; got {tau_range!r}")
+    lo, hi = check_range("tau_range", tau_range, low=0.0, low_open=True)
+    n_points = _check_points(n_points)
     if isinstance(teacher, str):
-        teacher = hermite.get_link(teacher)
+        teacher = hermite.get_link(teacher, argument="teacher")
     name = getattr(teacher, "name", "")
     if label is None:
         label = getattr(teacher, "label", None) or r"$f(z)$"
+    alpha, kappa, rho, lam = (
+        check_param(k, v, scalar=True) for k, v in zip(("alpha", "kappa", "rho", "lam"), (alpha, kappa, rho, lam))
+    )
     a0, a1, ef2 = teachers.teacher_moments(teacher)
-    rho_nl = float(teachers.effective_noise(teacher, rho))
-    tau = np.geomspace(lo, hi, int(n_points))
+    rho_nl = teachers.effective_noise(teacher, rho)
+    tau = np.geomspace(lo, hi, n_points)
     e_f = np.asarray(theory.nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam), dtype=float)
     e_lim = float(theory.nonlinear_icl_error(teacher, alpha, kappa, 1e12, rho, lam))
 

@@ -120,20 +120,20 @@ def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _check_rho(rho: Any) -> float:
-    return float(check_param("rho", rho))
+    return check_param("rho", rho, scalar=True)
 
 
-def _check_tasks(tasks: Any, d: int | None = None) -> np.ndarray | None:
+def _check_tasks(tasks: Any, d: int | None = None, name: str = "tasks") -> np.ndarray | None:
     """Validate a task array of shape (k, d) with finite, non-zero rows (or None)."""
     if tasks is None:
         return None
-    arr = check_real("tasks", tasks)
+    arr = check_real(name, tasks)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"tasks must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}")
+        raise ValueError(f"{name} must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}")
     if d is not None and arr.shape[1] != d:
-        raise ValueError(f"tasks must have d = {d} columns; got shape {arr.shape}")
+        raise ValueError(f"{name} must have d = {d} columns; got shape {arr.shape}")
     if np.any(np.einsum("kd,kd->k", arr, arr) == 0.0):
-        raise ValueError("tasks must not contain a zero row (a task vector of norm 0)")
+        raise ValueError(f"{name} must not contain a zero row (a task vector of norm 0)")
     return arr
 
 
@@ -297,7 +297,7 @@ def sample_task_set(d: int, kappa: Any, rng: Any = None) -> np.ndarray | None:
     :doc:`learning curves </book/linear/learning_curves>`.
     """
     d = check_int("d", d, low=1)
-    kappa = float(check_param("kappa", kappa))
+    kappa = check_param("kappa", kappa, scalar=True)
     if np.isinf(kappa):
         return None
     check_memory(

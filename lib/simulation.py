@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lib._checks import as_rng, check_int, check_memory, check_param, check_real
+from lib._checks import Progress, as_rng, check_int, check_memory, check_param, check_real
 from lib._checks import check_gamma as _check_gamma
 from lib.attention import (
     MC_BATCH,
@@ -102,7 +102,7 @@ def mc_error(
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
     n_test = check_int("n_test", n_test, low=2)
     step = MC_BATCH
     check_memory(
@@ -114,6 +114,7 @@ def mc_error(
     # Running mean and sum of squared deviations over the batches (Chan et al.'s pairwise
     # update), so n_test costs time, not memory.
     count, mean, m2 = 0, 0.0, 0.0
+    progress = Progress(f"mc_error(n_test={n_test}, d={d}, ell={ell})", n_test)
     for s in range(0, n_test, step):
         b = min(step, n_test - s)
         batch = sample_features(b, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
@@ -126,6 +127,7 @@ def mc_error(
         mean += delta * (b / total)
         m2 += bm2 + delta * delta * (count * b / total)
         count = total
+        progress.update(count)
     return float(mean), float(math.sqrt(m2 / (n_test - 1)) / math.sqrt(n_test))
 
 
@@ -152,6 +154,8 @@ def mc_peak_bytes(n_test: int, d: int, ell: int) -> float:
         Bytes.
     """
 
+    n_test = check_int("n_test", n_test, low=1)
+    d, ell = check_int("d", d, low=1), check_int("ell", ell, low=1)
     b = min(n_test, MC_BATCH)
     return features_peak_bytes(b, d, ell) + 8.0 * 3 * b * (d + 1)
 
@@ -219,6 +223,8 @@ def simulate_peak_bytes(
         Bytes.
     """
 
+    d, ell, n = (check_int(name, v, low=1) for name, v in (("d", d), ("ell", ell), ("n", n)))
+    k = None if k is None else check_int("k", k, low=1)
     tasks = 0.0 if k is None else 16.0 * k * d
     feats = features_peak_bytes(n, d, ell)
     out_only = 8.0 * n * (2 * d + 2)
@@ -490,13 +496,18 @@ def simulate_many(
         )
     m = lengths.pop() if lengths else 1
     grids = [np.broadcast_to(g, (m,)).copy() for g in grids]
+    where = f"simulate_many(d={d}, draws={draws}, {m} points)"
+    # one child seed sequence (about 1 KiB) and two results per run
+    check_memory(where, 1040.0 * m * draws, "draws and the number of points")
     children = as_rng(rng).bit_generator.seed_seq.spawn(m * draws)
+    progress = Progress(where, m * draws)
     out = SimulationResult()
     for key in ("icl", "idg"):
         out[key + "_draws"] = np.empty((m, draws))
         out[key + "_se"] = np.empty(m)
     for i in range(m):
         for j in range(draws):
+            progress.update(i * draws + j)
             r = simulate(
                 d,
                 *(g[i] for g in grids),

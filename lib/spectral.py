@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from scipy.integrate import trapezoid
 from scipy.optimize import brentq
 
-from lib._checks import check_int, check_param, check_real, check_vectorized
+from lib._checks import RHO_MAX, check_int, check_param, check_real, check_scalar, check_vectorized
 from lib._checks import scalar_or_array as _out
 from lib.baselines import _check_contexts
 from lib.hermite import coefficients, hermite_functions
@@ -382,6 +382,7 @@ def spectral_test_error(
     """
 
     rho = _check_rho(rho)
+    ef2 = teacher_moments(teacher)[2]  # validates the teacher first, naming it
     w_hat, coef = spectral_fit(X, y, preprocess, degree=degree)
     w = check_real("w", w)
     if w.shape != w_hat.shape:
@@ -396,7 +397,6 @@ def spectral_test_error(
         a[: given.size] = given
     else:
         a = coefficients(resolve_teacher(teacher), coef.shape[1] - 1)
-    ef2 = teacher_moments(teacher)[2]
     powers = c[:, None] ** np.arange(coef.shape[1])[None, :]
     err = rho + ef2 - 2.0 * np.einsum("nk,k,nk->n", coef, a, powers) + np.sum(coef**2, axis=1)
     return (err, c) if return_cosine else err
@@ -424,6 +424,28 @@ SPECTRAL_Z_POINTS = 4801
 SPECTRAL_Y_POINTS = 4001
 #: Largest context length searched for the threshold; beyond it ``inf`` is reported.
 SPECTRAL_ALPHA_MAX = 1e6
+#: Largest ``alpha`` :func:`spectral_overlap` accepts (its root brackets grow like
+#: ``sqrt(alpha)`` and must stay finite); the overlap there is 1 - O(1/alpha).
+SPECTRAL_OVERLAP_ALPHA_MAX = 1e300
+
+
+#: Labels at which a user's preprocessing is probed for boundedness above (both signs).
+SPECTRAL_PROBE_LABELS = np.geomspace(1.0, 1e12, 25)
+
+
+def _check_bounded_above(pre: Any, sup_nodes: float, y_max: float) -> None:
+    """Refuse a preprocessing that exceeds, far out, its largest value on the quadrature
+    labels: the theory needs sup T < inf (unbounded below is allowed; see
+    :func:`spectral_overlap`)."""
+    y = y_max * np.concatenate([-SPECTRAL_PROBE_LABELS, SPECTRAL_PROBE_LABELS])
+    t = check_vectorized("preprocess", pre, y, what="labels far out (|y| up to 1e12 times the largest)")
+    j = int(np.argmax(t))
+    if t[j] > sup_nodes + 1e-3 * (1.0 + abs(sup_nodes)):
+        raise ValueError(
+            f"preprocess must be bounded above for the spectral theory (chapter 6 states it for "
+            f"bounded T): T({y[j]:.3g}) = {t[j]:.6g} exceeds its largest value {sup_nodes:.6g} on the "
+            "labels' range; use a truncation such as lambda y: np.minimum(T(y), K)"
+        )
 
 
 class _SpectralLaw:
@@ -448,7 +470,8 @@ class _SpectralLaw:
         else:
             y, w, zv = np.asarray(f(z), dtype=float), wz, z
         if callable(pre):
-            t = np.asarray(pre(y.copy()), dtype=float)
+            t = check_vectorized("preprocess", pre, y.copy(), what="the labels")
+            _check_bounded_above(pre, float(t[w > 1e-300].max()), float(np.abs(y).max()))
         else:
             a0, _, ef2 = _moments(teacher)
             sd = np.sqrt(max(ef2 + rho - a0 * a0, 0.0))
@@ -470,20 +493,22 @@ class _SpectralLaw:
     def lam_bar(self, alpha: float) -> float:
         """The minimizer of psi_alpha on (tau, inf): the root of E[S^2] = 1/alpha."""
 
-        def g(u: float) -> float:
-            return self.moments(self.tau + np.exp(u))[0] - 1.0 / alpha
+        def g(u: float) -> float:  # alpha E[S^2] - 1: same sign, no underflow at large alpha
+            return alpha * self.moments(self.tau + np.exp(u))[0] - 1.0
 
         lo, hi = np.log(self.tau) - 30.0, np.log(self.tau) + 30.0
         if g(lo) <= 0.0:
             return self.tau + np.exp(lo)
+        while g(hi) > 0.0:  # E[S^2] ~ E[T^2] / lam^2: lam_bar grows like sqrt(alpha)
+            hi += 30.0
         return self.tau + np.exp(brentq(g, lo, hi, xtol=1e-13))
 
     def overlap(self, alpha: float) -> float:
 
         lb = self.lam_bar(alpha)
 
-        def delta(lam: float) -> float:  # (phi - psi) / lam
-            return self.moments(lam)[1] - 1.0 / alpha
+        def delta(lam: float) -> float:  # alpha (phi - psi) / lam
+            return alpha * self.moments(lam)[1] - 1.0
 
         if delta(lb) <= 0.0:
             return 0.0
@@ -515,7 +540,7 @@ class _SpectralLaw:
 
 
 def _check_spectral(teacher: Any, rho: Any) -> float:
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
     _moments(teacher)  # validates the teacher
     return rho
 
@@ -561,14 +586,20 @@ def spectral_overlap(alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any
     Parameters
     ----------
     alpha : float or array_like
-        Context length per dimension, :math:`\alpha = \ell/d > 0`.
+        Context length per dimension, :math:`\alpha = \ell/d`, in
+        :math:`(0, 10^{300}]` (``SPECTRAL_OVERLAP_ALPHA_MAX``).
     teacher : None, str, Link, callable or 1-D array_like
         The link :math:`f` (:func:`lib.teachers.resolve_teacher`).
     rho : float
         Label-noise variance (>= 0).
     preprocess : None, str or callable
         As in :func:`lib.spectral.spectral_preprocess` (default ``"tanh"``). It must
-        be bounded above with :math:`\sup T > 0`.
+        be bounded above with :math:`\sup T > 0`: a callable is probed at labels up to
+        :math:`10^{12}` times the largest quadrature label, and one that grows there is
+        refused. A ``T`` unbounded *below* (as :func:`optimal_preprocess`) is accepted
+        and used as it is on the quadrature nodes: this is the limit :math:`K \to \infty`
+        of its bounded truncations :math:`\max(T, -K)`, which chapter 6 checks (at
+        :math:`K = 5` the threshold is within 0.1 % of the limit).
 
     Returns
     -------
@@ -580,6 +611,11 @@ def spectral_overlap(alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     alpha = check_param("alpha", alpha)
+    if np.any(alpha > SPECTRAL_OVERLAP_ALPHA_MAX):
+        raise ValueError(
+            f"alpha must be <= SPECTRAL_OVERLAP_ALPHA_MAX = {SPECTRAL_OVERLAP_ALPHA_MAX:g} for the "
+            f"spectral theory (the overlap there is 1 - O(1/alpha)); got max alpha = {alpha.max():g}"
+        )
     rho = _check_spectral(teacher, rho)
     law = _SpectralLaw(teacher, rho, preprocess)
     out = np.array([law.overlap(float(a)) for a in alpha.ravel()]).reshape(alpha.shape)
@@ -676,8 +712,11 @@ def _posterior_moment(teacher: Any, rho: float, power: int) -> Any:
     """A function y -> E[z^power | y] (rho > 0), tabulated with the trapezoidal rule."""
 
     f = resolve_teacher(teacher)
-    z = np.linspace(-SPECTRAL_Z_MAX, SPECTRAL_Z_MAX, SPECTRAL_Z_POINTS)
-    fz = np.asarray(f(z), dtype=float)
+    # an exactly symmetric grid: for an even f, p(z | y) = p(-z | y) to the last bit, so
+    # E[z | y] is 0 even when rho is so small that the posterior sits on one grid point
+    half = np.linspace(0.0, SPECTRAL_Z_MAX, (SPECTRAL_Z_POINTS + 1) // 2)
+    z = np.concatenate([-half[:0:-1], half])
+    fz = check_vectorized("teacher", f, z)
     zp = z**power
 
     f_in = fz[np.abs(z) <= 8.0]
@@ -724,7 +763,7 @@ def optimal_preprocess(teacher: Any, rho: float) -> Any:
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    rho = float(check_real("rho", rho, low=0.0, low_open=True))
+    rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
     _moments(teacher)
     m = _posterior_moment(teacher, rho, 2)
 
@@ -763,12 +802,13 @@ def weak_recovery_threshold(teacher: Any, rho: float) -> float:
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
 
-    rho = float(check_real("rho", rho, low=0.0, low_open=True))
+    rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
+    _moments(teacher)  # validates the teacher (finite, vectorized, real)
     f = resolve_teacher(teacher)
     z, wz = gauss_hermite(SPECTRAL_NODES_Z)
     e, we = gauss_hermite(SPECTRAL_NODES_NOISE)
     w = np.outer(wz, we).ravel()
-    y = (np.asarray(f(z), dtype=float)[:, None] + np.sqrt(rho) * e[None, :]).ravel()
+    y = (check_vectorized("teacher", f, z)[:, None] + np.sqrt(rho) * e[None, :]).ravel()
     if np.dot(w, _posterior_moment(teacher, rho, 1)(y) ** 2) > 1e-10:  # E[z | y] != 0
         return 0.0
     m = _posterior_moment(teacher, rho, 2)(y)

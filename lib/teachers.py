@@ -226,8 +226,11 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     moments = link._cache.get("moments")
     if moments is None:
         if link._cache.get("user_callable"):
-            probe_fourth_moment(link.f)
-            a01, ef2 = _gaussian_integrals(link.f, 1)
+            try:
+                probe_fourth_moment(link.f)
+                a01, ef2 = _gaussian_integrals(link.f, 1)
+            except (ValueError, TypeError) as exc:  # name the argument: the teacher
+                raise type(exc)(f"teacher (the link f): {exc}") from exc
         else:
             a01, ef2 = link.coefficients(1), link.second_moment
         moments = link._cache["moments"] = (float(a01[0]), float(a01[1]), float(ef2))
@@ -357,7 +360,8 @@ def label_moments(teacher: Any, rho: float) -> LabelMoments:
     >>> [round(v, 8) for v in m]
     [1.0, 1.0, 3.0, 3.0]
     """
-    rho = float(check_param("rho", rho))
+    rho = check_param("rho", rho, scalar=True)
+    teacher_moments(teacher)  # validates the teacher, naming it
     f = resolve_teacher(teacher)
     ef2 = second_moment(f)
     ef2z2 = second_moment(lambda z: f(z) * np.asarray(z, dtype=float))

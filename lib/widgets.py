@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import math
+from typing import Any
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -24,7 +25,8 @@ import numpy as np
 from scipy import special
 
 from lib import plotting, spectral, teachers, theory
-from lib.hermite import LINKS, Link, get_link
+from lib._checks import check_int, check_param, check_range, check_scalar
+from lib.hermite import LINKS, MAX_DEGREE, Link, get_link
 from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
 from lib.spectral import SPECTRAL_PREPROCESSINGS
 from lib.teachers import effective_noise, teacher_moments
@@ -67,6 +69,31 @@ class _Explorer(widgets.interactive):
         return bundle
 
 
+#: The ranges of the explorers' sliders; an initial value outside them is refused (a
+#: slider would silently clamp it).
+LOG_SLIDER_RANGE = (0.1, 100.0)
+LINEAR_SLIDER_RANGE = (0.0, 2.0)
+
+
+def _on_slider(name: str, value: Any, low: float, high: float, *, allow_inf: bool = False) -> float:
+    """An explorer's initial value, checked against its slider's range (``inf`` if allowed)."""
+    value = check_scalar(name, value, allow_inf=allow_inf)
+    if allow_inf and value == np.inf:
+        return value
+    if not low <= value <= high:
+        extra = " or inf" if allow_inf else ""
+        raise ValueError(f"{name} must lie in the slider's range [{low:g}, {high:g}]{extra}; got {value!r}")
+    return value
+
+
+def _teacher_name(teacher: Any, argument: str = "teacher") -> str:
+    """A catalogue name for a drop-down (validated, lower case)."""
+    if not isinstance(teacher, str):
+        raise TypeError(f"{argument} must be a name in lib.hermite.LINKS; got {teacher!r}")
+    get_link(teacher, argument=argument)  # validates the name
+    return teacher.strip().lower()
+
+
 def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) -> widgets.Widget:
     """Explore the Hermite expansion of a catalogue link.
 
@@ -94,7 +121,9 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     Used in: :doc:`Hermite basics </book/hermite/basics>`.
     """
 
-    get_link(name)  # validates the name
+    name = _teacher_name(name, "name")
+    max_degree = check_int("max_degree", max_degree, low=0, high=MAX_DEGREE)
+    degree = check_int("degree", degree, low=0, high=max_degree)
     names = sorted(LINKS)
 
     def show(name: str, degree: int) -> None:
@@ -103,7 +132,7 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
 
     return _Explorer(
         show,
-        name=widgets.Dropdown(options=names, value=name.strip().lower(), description="f"),
+        name=widgets.Dropdown(options=names, value=name, description="f"),
         degree=widgets.IntSlider(value=degree, min=0, max=max_degree, step=1, description="degree D"),
     )
 
@@ -144,8 +173,10 @@ def task_diversity_explorer(
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
 
-    get_link(teacher)  # validates the name
-    lo, hi = (float(np.log10(v)) for v in kappa_range)
+    teacher = _teacher_name(teacher)
+    alpha, tau = (_on_slider(k, v, *LOG_SLIDER_RANGE) for k, v in (("alpha", alpha), ("tau", tau)))
+    rho, lam = (_on_slider(k, v, *LINEAR_SLIDER_RANGE) for k, v in (("rho", rho), ("lam", lam)))
+    lo, hi = (float(np.log10(v)) for v in check_range("kappa_range", kappa_range, low=1e-3, high=1e3))
 
     def show(teacher: str, alpha: float, tau: float, rho: float, lam: float, log10_kappa: tuple) -> None:
         task_diversity_figure(teacher, alpha, tau, rho, lam, (10.0 ** log10_kappa[0], 10.0 ** log10_kappa[1]))
@@ -154,7 +185,7 @@ def task_diversity_explorer(
     log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
     return _Explorer(
         show,
-        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher, description="f"),
         alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
         tau=widgets.FloatLogSlider(value=tau, description="τ", **log_slider),
         rho=widgets.FloatSlider(value=rho, min=0.0, max=2.0, step=0.01, description="ρ"),
@@ -201,7 +232,11 @@ def finite_data_explorer(
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
 
-    get_link(teacher)  # validates the name
+    teacher = _teacher_name(teacher)
+    alpha = _on_slider("alpha", alpha, *LOG_SLIDER_RANGE)
+    kappa = _on_slider("kappa", kappa, *LOG_SLIDER_RANGE, allow_inf=True)
+    rho, lam = (_on_slider(k, v, *LINEAR_SLIDER_RANGE) for k, v in (("rho", rho), ("lam", lam)))
+    tau_max = _on_slider("tau_max", tau_max, 1.5, 20.0)
     fresh = math.isinf(kappa)
 
     def show(
@@ -213,7 +248,7 @@ def finite_data_explorer(
     log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
     return _Explorer(
         show,
-        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher, description="f"),
         alpha=widgets.FloatLogSlider(value=alpha, description="α", **log_slider),
         kappa=widgets.FloatLogSlider(value=1.5 if fresh else kappa, description="κ", **log_slider),
         fresh_tasks=widgets.Checkbox(value=fresh, description="κ = ∞"),
@@ -283,6 +318,22 @@ def _expression_names() -> dict:
     return EXPRESSION_NAMES
 
 
+#: Bounds on a typed formula: its length in characters and the depth of its syntax tree
+#: (``z*z*...*z`` nests one level per operator; Python compiles and evaluates recursively).
+MAX_EXPRESSION_LENGTH = 1000
+MAX_EXPRESSION_DEPTH = 60
+
+
+def _depth(tree: ast.AST) -> int:
+    """Depth of a syntax tree, computed without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
 def link_from_expression(expression: str):
     """Turn a formula in ``z`` (for instance ``"relu(z) - 0.2 * z**2"``) into a link.
 
@@ -307,8 +358,9 @@ def link_from_expression(expression: str):
     TypeError
         If ``expression`` is not a string.
     ValueError
-        If it is empty, does not parse, uses a name that is not allowed, or does not give
-        finite real values of the shape of ``z`` on ``[-8, 8]``.
+        If it is empty, longer than ``MAX_EXPRESSION_LENGTH`` (1000) characters, nested
+        deeper than ``MAX_EXPRESSION_DEPTH`` (60), does not parse, uses a name that is not
+        allowed, or does not give finite real values of the shape of ``z`` on ``[-8, 8]``.
 
     Notes
     -----
@@ -320,10 +372,23 @@ def link_from_expression(expression: str):
     text = expression.strip()
     if not text:
         raise ValueError("expression must be a non-empty formula in z, for instance 'tanh(2*z)'")
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise ValueError(
+            f"expression must be at most MAX_EXPRESSION_LENGTH = {MAX_EXPRESSION_LENGTH} characters; "
+            f"got {len(text)} ({text[:40]!r}...)"
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ValueError(f"expression {text!r} is not a valid formula: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # pragma: no cover - the length bound comes first
+        raise ValueError(f"expression {text!r} is nested too deeply to parse") from None
+    depth = _depth(tree)
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise ValueError(
+            f"expression {text!r} is nested {depth} levels deep; at most "
+            f"MAX_EXPRESSION_DEPTH = {MAX_EXPRESSION_DEPTH} are allowed (Python evaluates it recursively)"
+        )
     names = _expression_names()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in names and node.id != "z":
@@ -389,7 +454,10 @@ def equivalence_explorer(
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
 
-    get_link(teacher)  # validates the name
+    teacher = _teacher_name(teacher)
+    alpha = _on_slider("alpha", alpha, *LOG_SLIDER_RANGE)
+    kappa = _on_slider("kappa", kappa, *LOG_SLIDER_RANGE, allow_inf=True)
+    rho, lam = (_on_slider(k, v, *LINEAR_SLIDER_RANGE) for k, v in (("rho", rho), ("lam", lam)))
     kappa_inf = bool(np.isinf(kappa))
 
     def show(
@@ -398,7 +466,7 @@ def equivalence_explorer(
         try:
             link = link_from_expression(expression) if expression.strip() else get_link(teacher)
             a0, a1, ef2 = teacher_moments(link)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:
             print(exc)
             return
         k = np.inf if kappa_inf else kappa
@@ -411,7 +479,7 @@ def equivalence_explorer(
     log_slider = dict(base=10, min=-1.0, max=2.0, step=0.02, readout_format=".3g")
     return _Explorer(
         show,
-        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher.strip().lower(), description="f"),
+        teacher=widgets.Dropdown(options=sorted(LINKS), value=teacher, description="f"),
         expression=widgets.Text(
             value="", placeholder="or type f(z), e.g. relu(z) - 0.3*z**2", description="f(z) =", continuous_update=False
         ),
@@ -421,6 +489,17 @@ def equivalence_explorer(
         rho=widgets.FloatSlider(value=rho, min=0.0, max=2.0, step=0.01, description="ρ"),
         lam=widgets.FloatSlider(value=lam, min=0.0, max=2.0, step=0.01, description="λ"),
     )
+
+
+#: The range of the spectral explorer's alpha slider (10^-0.5 to 10^1.7).
+SPECTRAL_SLIDER_RANGE = (10.0**-0.5, 10.0**1.7)
+
+
+def _preprocess_name(preprocess: Any) -> str:
+    """A built-in preprocessing name for the drop-down."""
+    if not isinstance(preprocess, str) or preprocess.strip().lower() not in SPECTRAL_PREPROCESSINGS:
+        raise ValueError(f"preprocess must be one of {SPECTRAL_PREPROCESSINGS}; got {preprocess!r}")
+    return preprocess.strip().lower()
 
 
 def spectral_figure(
@@ -462,7 +541,11 @@ def spectral_figure(
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
 
-    grid = np.geomspace(*alpha_range, 60)
+    teacher = _teacher_name(teacher)
+    preprocess = _preprocess_name(preprocess)
+    lo, hi = check_range("alpha_range", alpha_range, low=0.0, low_open=True)
+    alpha = check_param("alpha", alpha, scalar=True)
+    grid = np.geomspace(lo, hi, 60)
     c2 = spectral.spectral_overlap(grid, teacher, rho, preprocess)
     err = spectral.spectral_error(grid, teacher, rho, preprocess)
     la = theory.nonlinear_icl_error(teacher, grid, np.inf, 1e6, rho)
@@ -512,6 +595,10 @@ def spectral_explorer(
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
+
+    teacher, preprocess = _teacher_name(teacher), _preprocess_name(preprocess)
+    alpha = _on_slider("alpha", alpha, SPECTRAL_SLIDER_RANGE[0], SPECTRAL_SLIDER_RANGE[1])
+    rho = check_param("rho", rho, scalar=True)
 
     def show(teacher: str, preprocess: str, alpha: float) -> None:
         spectral_figure(teacher, preprocess, alpha, rho)

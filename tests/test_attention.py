@@ -355,3 +355,21 @@ def test_ridge_penalty_is_n_over_d_lam(method, n):
     assert_allclose(grad, n / d * lam * gamma, rtol=1e-6, atol=1e-9 * np.abs(grad).max())
     twice = fit_gamma(np.vstack([X, X]), np.vstack([F, F]), np.concatenate([y, y]), lam=lam, method=method, rtol=1e-12)
     assert_allclose(twice, gamma, rtol=1e-6, atol=1e-9)
+
+
+# --- issue 19, item 4: data far from unit scale ------------------------------------------
+@pytest.mark.parametrize("method", ["dense", "dual", "matfree"])
+@pytest.mark.parametrize("scale", [1e160, 1e-160, 1e300])
+@pytest.mark.parametrize("lam", [0.0, 0.1])
+def test_fit_gamma_rescales_extreme_queries(method, scale, lam):
+    from lib.samplers import sample_features
+
+    n = 20 if method == "dual" else 300
+    b = sample_features(n, 4, 8, None, rho=0.1, rng=np.random.default_rng(1))
+    g = fit_gamma(b.queries * scale, b.features, b.targets, lam, method=method)
+    if scale > 1 or lam == 0.0:  # the ridge is negligible (scale > 1) or absent
+        ref = fit_gamma(b.queries, b.features, b.targets, 0.0, method=method) / scale
+    else:  # the ridge dominates: Gamma = X^T diag(y) F / ((n / d) lam)
+        ref = np.einsum("nd,n,nk->dk", b.queries * scale, b.targets, b.features) / (n / 4 * lam)
+    assert np.all(ref != 0.0)
+    assert_allclose(g, ref, rtol=1e-6)

@@ -276,3 +276,17 @@ def test_dmmse_with_tiny_noise_is_finite():
         pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, rho=rho)
         assert np.all(np.isfinite(pred))
         assert_allclose(pred, dmmse_predict(ctx.X, ctx.y, ctx.x_query, tasks, rho=0.0))
+
+
+# --- issue 19, item 4: a rank-deficient context at tiny rho ------------------------------
+@pytest.mark.parametrize("ell", [12, 3])
+def test_bayes_ridge_is_continuous_in_rho_down_to_zero_on_a_rank_deficient_context(ell):
+    rng = np.random.default_rng(0)
+    n, d = 4, 6
+    X = rng.standard_normal((n, ell, d)) / np.sqrt(d)
+    X[:, :, -1] = X[:, :, 0]  # two equal columns: X^T X is singular
+    y, xq = rng.standard_normal((n, ell)), rng.standard_normal((n, d)) / np.sqrt(d)
+    at_zero = bayes_ridge_predict(X, y, xq, 0.0)
+    for rho in (1e-300, 1e-100, 1e-14, 1e-8):
+        # the ridge fit moves by O(rho) from the pseudo-inverse fit
+        assert np.max(np.abs(bayes_ridge_predict(X, y, xq, rho) - at_zero)) <= 1e3 * rho + 1e-12

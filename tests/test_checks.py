@@ -70,3 +70,66 @@ def test_check_param_uses_the_declared_ranges():
 def test_scalar_or_array():
     assert isinstance(scalar_or_array(np.float64(2.0)), float)
     assert scalar_or_array([1, 2]).dtype == float
+
+
+# --- issue 19, item 5: the guard's limit is the process's, not only the machine's -------
+_RLIMIT_SCRIPT = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, resource.RLIM_INFINITY))
+import lib
+from lib._checks import MemoryLimitError
+for call in (
+    lambda: lib.sample_features(4 * 10**7, 20, 10, None),
+    lambda: lib.baseline_errors(10, 2.0, None, 0.1, n_test=2 * 10**9, rng=0),
+):
+    try:
+        call()
+    except MemoryLimitError as exc:
+        assert "ulimit -v" in str(exc), exc
+    else:
+        raise SystemExit("no MemoryLimitError")
+print("ok")
+"""
+
+
+def test_memory_guard_uses_the_address_space_limit():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "LIB_MEMORY_LIMIT"}
+    out = subprocess.run([sys.executable, "-c", _RLIMIT_SCRIPT], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_memory_guard_uses_the_cgroup_limit(monkeypatch):
+    from lib import _limits as _checks
+
+    files = {
+        "/sys/fs/cgroup/memory.max": 4 * 2**30,
+        "/sys/fs/cgroup/memory.current": 3 * 2**30,
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes": 2.0**63,  # v1: no limit
+    }
+    monkeypatch.delenv("LIB_MEMORY_LIMIT", raising=False)
+    monkeypatch.setattr(_checks, "_read_number", lambda path: files.get(path))
+    monkeypatch.setattr(_checks, "_machine_available_bytes", lambda: 64.0 * 2**30)
+    assert _checks._cgroup_free_bytes() == 2**30
+    assert memory_limit() == pytest.approx(0.8 * 2**30)
+    files["/sys/fs/cgroup/memory.max"] = float("inf")  # "max": no v2 limit either
+    assert _checks._cgroup_free_bytes() == float("inf")
+
+
+def test_progress_reports_only_long_loops():
+    import io
+
+    from lib._checks import Progress
+
+    quiet, loud = io.StringIO(), io.StringIO()
+    short = Progress("short()", 10, after=1e9, stream=quiet)
+    long = Progress("long()", 10, after=0.0, every=0.0, stream=loud)
+    for done in range(1, 10):
+        short.update(done)
+        long.update(done)
+    assert quiet.getvalue() == ""
+    lines = loud.getvalue().splitlines()
+    assert lines[0].startswith("long(): estimated time") and "% done" in lines[-1]

@@ -7,7 +7,7 @@ import pytest
 from _helpers import raises_early
 from numpy.testing import assert_allclose
 
-from lib import hermite, samplers, simulation, spectral, teachers, theory
+from lib import baselines, hermite, plotting, samplers, simulation, spectral, teachers, theory
 from lib._checks import PARAMETERS
 from lib.attention import fit_gamma
 from lib.hermite import coefficients, get_link
@@ -94,6 +94,32 @@ VALID_CALLS = [
     (teachers.gaussian_equivalent_ridge, dict(teacher="relu", rho=0.1)),
     (spectral.spectral_overlap, dict(alpha=2.0, teacher="h2", rho=0.1)),
     (simulation.simulate, dict(d=3, alpha=2.0, kappa=1.0, tau=2.0, rho=0.1, lam=0.1)),
+    (teachers.label_moments, dict(teacher="relu", rho=0.1)),
+    (samplers.sample_contexts, dict(n=2, d=3, ell=4, tasks=None, teacher="relu", rho=0.1)),
+    (baselines.baseline_errors, dict(d=3, alpha=2.0, prior_tasks=None, rho=0.1, n_test=20)),
+    (spectral.spectral_error, dict(alpha=2.0, teacher="h2", rho=0.1)),
+    (spectral.weak_recovery_threshold, dict(teacher="h2", rho=0.1)),
+    (theory.transition_kappa, dict(q=0.5, teacher="relu", alpha=2.0, tau=3.0, rho=0.1)),
+    (theory.kappa_inf_floor, dict(a1=0.5, rho_nl=0.3, alpha=2.0)),
+    (plotting.equivalence_figure, dict(teacher="relu", alpha=2.0, kappa=1.5, rho=0.1, lam=0.0, n_points=20)),
+]
+
+#: Functions whose model parameters must be single numbers: a list is refused by name.
+SCALAR_CALLS = [
+    (func, kwargs, name)
+    for func, kwargs in VALID_CALLS
+    if func
+    in (
+        simulation.simulate,
+        teachers.label_moments,
+        samplers.sample_contexts,
+        baselines.baseline_errors,
+        spectral.weak_recovery_threshold,
+        theory.transition_kappa,
+        plotting.equivalence_figure,
+    )
+    for name in kwargs
+    if name in PARAMETERS
 ]
 
 
@@ -106,6 +132,8 @@ def _bad_values(interval):
             bad.append((interval.low, ValueError))
     if not interval.allow_inf:
         bad.append((float("inf"), ValueError))
+    if interval.high is not None:
+        bad.append((10.0 * interval.high, ValueError))
     return bad
 
 
@@ -129,3 +157,62 @@ def test_parameter_out_of_range_is_refused_naming_it(func, kwargs, name, value, 
         func(**{**kwargs, name: value})
     assert isinstance(info.value, exc), f"{func.__name__}({name}={value!r}) raised {type(info.value).__name__}"
     assert name in str(info.value), f"the message does not name {name}: {info.value}"
+
+
+# --------------------------------------------------------------------------------------
+# issue 19, item 6: messages name the argument; scalars are scalars; a raising teacher
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("func", "kwargs", "name"), [pytest.param(f, k, n, id=f"{f.__name__}-{n}") for f, k, n in SCALAR_CALLS]
+)
+def test_scalar_parameter_given_a_list_is_refused_naming_it(func, kwargs, name):
+    with pytest.raises(TypeError, match=f"{name} must be a single real number"):
+        func(**{**kwargs, name: [1.0, 2.0]})
+
+
+def _raising_teacher(z):
+    raise RuntimeError("boom")
+
+
+TEACHER_CALLS = [
+    pytest.param(f, k, id=f.__name__)
+    for f, k in VALID_CALLS
+    if "teacher" in k and f not in (simulation.simulate, samplers.sample_contexts, baselines.baseline_errors)
+]
+
+
+@pytest.mark.parametrize(("func", "kwargs"), TEACHER_CALLS)
+def test_a_raising_teacher_is_reported_as_the_teacher(func, kwargs):
+    with pytest.raises((ValueError, TypeError), match="teacher.*RuntimeError: boom"):
+        func(**{**kwargs, "teacher": _raising_teacher})
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: theory.icl_error(2.0, 1.5, 3.0, 0.1, None), "lam must be a real number"),
+        (lambda: plotting.task_diversity_figure(teacher=3), "teacher must be a string"),
+        (lambda: baselines.baseline_errors(5, 2.0, [1.0, 2.0], 0.1), "prior_tasks must be None or a 2-D array"),
+        (lambda: baselines.dmmse_task_set_errors(5, 2.0, INF, 0.1), "kappa must be finite here"),
+        (lambda: hermite.pad_coefficients(0.5, 3), "coeffs must be a 1-D array"),
+        (lambda: hermite.pad_coefficients([0.5], 10**12), "degree must be an integer in"),
+        (lambda: plotting.color_for("x", 2.5), "index must be an integer"),
+        (lambda: simulation.mc_peak_bytes("many", 4, 8), "n_test must be an integer"),
+        (lambda: theory.pure_noise_error_integral(1e-300, 2.0, 3.0, 0.1), "must be below 1e150"),
+        (lambda: theory.idg_error(2.0, 1.5, 1e-300, 0.1), "idg_error: the formula cannot be evaluated"),
+        (lambda: theory.kappa_inf_floor(1e300, 0.3, 2.0), "a1 must be <= 1e"),
+        (lambda: fit_gamma(np.ones((3, 2)), np.ones((3, 3)), None), "targets must be an array"),
+    ],
+)
+def test_bad_arguments_are_refused_naming_them(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_monte_carlo_memory_guards(limit_16g):
+    # issue 19, item 5: the squared errors of every test context, and the seeds of every run
+    tasks = samplers.sample_tasks(3, 5, 0)
+    err = raises_early(MemoryError, "n_test", baselines.baseline_errors, 5, 2.0, tasks, 0.1, n_test=2 * 10**9)
+    assert "GiB" in str(err)
+    raises_early(MemoryError, "n_test", baselines.context_ridge_errors, 5, 2.0, 0.1, n_test=2 * 10**9)
+    raises_early(MemoryError, "draws", simulation.simulate_many, 3, 2.0, INF, 2.0, 0.1, draws=10**8, with_rng=True)

@@ -437,3 +437,12 @@ def test_changing_degrees_callable_matches_link_and_errors_change_there():
 def test_changing_degrees_rejects_bad_input(kwargs, word):
     with pytest.raises(ValueError, match=word):
         H.changing_degrees(H.get_link("relu"), **kwargs)
+
+
+@pytest.mark.parametrize("m", [10**9, 151])
+def test_hermite_function_bounds_the_index(m):
+    # issue 19, item 5: h_m costs m passes over z; the index is bounded by MAX_DEGREE
+    with pytest.raises(ValueError, match=r"m must be an integer in \[0, MAX_DEGREE = 150\]"):
+        H.hermite_function(m, 0.3)
+    with pytest.raises(ValueError, match="degree must be an integer in"):
+        H.hermite_functions(m, 0.3)

@@ -93,3 +93,27 @@ def test_explorer_controls():
 def test_explorer_rejects_unknown_teacher():
     with pytest.raises((ValueError, KeyError)):
         task_diversity_explorer("not-a-link")
+
+
+# --- issue 19, items 5 and 6: figures refuse what they used to clamp or round ------------
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: task_diversity_figure(n_points=10**8), r"n_points must be an integer in \[2, 10000\]"),
+        (lambda: task_diversity_figure(n_points=2.5), "n_points must be an integer"),
+        (lambda: task_diversity_figure(kappa_range=(0, 10)), "kappa_range must be > 0"),
+        (lambda: task_diversity_figure(kappa_range=(10, 1)), "kappa_range must be a pair"),
+        (lambda: task_diversity_figure(kappa_range=(1, float("nan"))), "kappa_range must not be NaN"),
+        (lambda: task_diversity_figure(kappa_range=("a", 1)), "kappa_range must be a real"),
+        (lambda: plotting.finite_data_figure(tau_max=0.5), "tau_max must be > 1"),
+        (lambda: plotting.finite_data_figure(n_points=1), "n_points must be an integer in"),
+        (lambda: plotting.equivalence_figure(tau_range=(1, 2, 3)), "tau_range must be a pair"),
+        (lambda: plotting.hermite_expansion_figure(degree=2.5), "degree must be an integer"),
+        (lambda: plotting.hermite_expansion_figure(z_max=-1), "z_max must be > 0"),
+        (lambda: plotting.figure_size(width="wide"), "width must be a real number"),
+    ],
+)
+def test_figures_refuse_bad_arguments(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+    plt.close("all")

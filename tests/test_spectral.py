@@ -170,3 +170,44 @@ def test_spectral_threshold_of_abs_plus_z_is_shift_invariant():
     a_c = spectral.spectral_threshold(_MIXED, 0.1)
     assert round(a_c, 2) == 2.96
     assert_allclose(a_c, spectral.spectral_threshold(_MIXED_CENTRED, 0.1), rtol=1e-8)
+
+
+# --- issue 19, item 4: numerics at the edges of the spectral theory --------------------
+@pytest.mark.parametrize("bad", [lambda z: z * np.nan, lambda z: z[:3], lambda z: z + 1j])
+def test_weak_recovery_threshold_refuses_a_bad_teacher(bad):
+    with pytest.raises(ValueError, match="f must"):
+        spectral.weak_recovery_threshold(bad, 0.1)
+
+
+@pytest.mark.parametrize("rho", [1e-300, 1e-40, 1e-20, 1e-16])
+def test_weak_recovery_threshold_h2_small_rho_tends_to_one_half(rho):
+    # rho -> 0: E[z^2 | y] = sqrt(2) y + 1, so alpha_u = 1 / E[(z^2 - 1)^2] = 1/2
+    assert spectral.weak_recovery_threshold("h2", rho) == pytest.approx(0.5, abs=1e-3)
+
+
+def test_spectral_overlap_at_huge_alpha_is_one_and_refused_beyond_the_bound():
+    alpha = np.array([1e20, 1e50, 1e150, 1e300])
+    assert_allclose(spectral.spectral_overlap(alpha, "h2", 0.1), 1.0)
+    # a preprocessing independent of z^2 never recovers, at any alpha
+    assert_allclose(spectral.spectral_overlap(1e300, "h2", 0.1, lambda y: np.ones_like(y)), 0.0)
+    with pytest.raises(ValueError, match="SPECTRAL_OVERLAP_ALPHA_MAX"):
+        spectral.spectral_overlap(1e301, "h2", 0.1)
+
+
+@pytest.mark.parametrize("pre", [lambda y: y, lambda y: y**2, lambda y: np.abs(y) + y, lambda y: np.log1p(np.abs(y))])
+def test_spectral_theory_refuses_a_preprocessing_unbounded_above(pre):
+    with pytest.raises(ValueError, match="preprocess must be bounded above"):
+        spectral.spectral_threshold("h2", 0.1, pre)
+
+
+def test_spectral_theory_wraps_a_raising_preprocessing_and_accepts_unbounded_below():
+    with pytest.raises(ValueError, match="preprocess must be a vectorized function.*ZeroDivisionError"):
+        spectral.spectral_overlap(2.0, "h2", 0.1, lambda y: 1 / 0)
+    t_opt = spectral.optimal_preprocess("h2", 0.1)  # unbounded below, bounded above
+    assert np.isfinite(spectral.spectral_threshold("h2", 0.1, t_opt))
+
+
+def test_spectral_predict_refuses_a_complex_link():
+    ctx = samplers.sample_contexts(3, 5, 20, None, "h2", 0.1, 0)
+    with pytest.raises(ValueError, match="link must return real numbers"):
+        spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query, link=lambda s: s + 1j)

@@ -69,3 +69,39 @@ def test_explorer_builds():
     with pytest.raises(ValueError):
         widgets.equivalence_explorer("no-such-link")
     plt.close("all")
+
+
+# --- issue 19, items 5 and 6: explorers refuse what their sliders would clamp ----------
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: widgets.hermite_explorer(degree=2.5), "degree must be an integer"),
+        (lambda: widgets.hermite_explorer(degree=50), r"degree must be an integer in \[0, 40\]"),
+        (lambda: widgets.task_diversity_explorer(alpha=-1), r"alpha must lie in the slider's range"),
+        (lambda: widgets.task_diversity_explorer(kappa_range=(0, 10)), "kappa_range must be >= 0.001"),
+        (lambda: widgets.finite_data_explorer(tau_max=100), r"tau_max must lie in the slider's range \[1.5, 20\]"),
+        (lambda: widgets.finite_data_explorer(kappa=-1), "kappa must"),
+        (lambda: widgets.equivalence_explorer(rho=5), r"rho must lie in the slider's range \[0, 2\]"),
+        (lambda: widgets.equivalence_explorer(teacher=3), "teacher must be a name"),
+        (lambda: widgets.spectral_explorer(alpha=1000), "alpha must lie in the slider's range"),
+        (lambda: widgets.spectral_explorer(preprocess="cube"), "preprocess must be one of"),
+        (lambda: widgets.spectral_figure(alpha_range=(5, 1)), "alpha_range must be a pair"),
+    ],
+)
+def test_explorers_refuse_values_their_sliders_would_clamp(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("expression", "match"),
+    [
+        ("z" + "*z" * 100000, "at most MAX_EXPRESSION_LENGTH"),
+        ("z" + "*z" * 300, "nested .* levels deep"),
+        ("tanh(" * 70 + "z" + ")" * 70, "nested .* levels deep"),
+    ],
+)
+def test_link_from_expression_refuses_huge_or_deep_formulas(expression, match):
+    with pytest.raises(ValueError, match=match):
+        widgets.link_from_expression(expression)
+    assert widgets.link_from_expression("(" * 20 + "z" + ")" * 20).name == "custom"

@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from lib._checks import check_real
+from lib._checks import check_real, check_scalar
 from lib.finite_size.data import summarize, table
 
 __all__ = [
@@ -235,7 +235,7 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     (1.0, 5.0)
     """
     if power is not None:
-        power = float(check_real("power", power, low=0.0, low_open=True))
+        power = check_scalar("power", power, low=0.0, low_open=True)
         if not POWER_BOUNDS[0] <= power <= POWER_BOUNDS[1]:
             raise ValueError(
                 f"power must be a fixed exponent in POWER_BOUNDS = {list(POWER_BOUNDS)} (or None to fit "
@@ -479,11 +479,13 @@ def point_label(params: Mapping[str, Any]) -> str:
     '$(2, \\infty, 0.5, 0.1, 0)$'
     """
     keys = ("alpha", "kappa", "tau", "rho", "lam")
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping with the keys {keys}; got {params!r}")
     missing = [k for k in keys if k not in params]
     if missing:
         raise ValueError(f"params must have the keys {keys}; missing {missing}")
     parts = []
     for k in keys:
-        value = float(check_real(k, params[k], allow_inf=(k == "kappa")))
+        value = check_scalar(k, params[k], allow_inf=(k == "kappa"))
         parts.append(r"\infty" if np.isinf(value) else f"{value:g}")
     return "$(" + ", ".join(parts) + ")$"

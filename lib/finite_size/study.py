@@ -11,7 +11,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import stats
 
-from lib._checks import check_int, check_real
+from lib._checks import check_int, check_real, check_scalar
 from lib.finite_size.data import gap, summarize, table
 from lib.finite_size.fits import FiniteSizeFit, _check_dims, _wls, extrapolate
 
@@ -133,7 +133,8 @@ def floored_se(se: Any, draws: Any, floor: Any) -> np.ndarray:
         raise ValueError(
             f"se, draws and floor must broadcast; got shapes {se.shape}, {m.shape}, {floor.shape}"
         ) from exc
-    return np.sqrt(np.maximum(se**2 * m, floor) / m)
+    # sqrt(max(se^2 m, floor) / m), written without squaring se (no overflow)
+    return np.maximum(se, np.sqrt(floor / m))
 
 
 def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
@@ -224,7 +225,7 @@ def extrapolate_summary(
     if quantity not in ("icl", "idg"):
         raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
     d = np.asarray(summary["d"], dtype=float)
-    keep = np.ones(d.shape, bool) if d_min is None else d >= float(check_real("d_min", d_min))
+    keep = np.ones(d.shape, bool) if d_min is None else d >= check_scalar("d_min", d_min)
     e = np.asarray(summary[quantity], dtype=float)[keep]
     se = np.asarray(summary[quantity + "_se"], dtype=float)[keep]
     return extrapolate(d[keep], e, se, power=power)

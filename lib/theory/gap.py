@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from lib._checks import check_param, check_real
+from lib._checks import check_param, check_scalar
 from lib.teachers import gaussian_equivalent, label_moments
 
 __all__ = ["GapEstimate", "gap_estimate"]
@@ -89,8 +89,8 @@ def gap_estimate(
     -----
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    alpha = float(check_param("alpha", alpha))
-    tau = float(check_real("tau", tau, low=1.0, low_open=True))
+    alpha = check_param("alpha", alpha, scalar=True)
+    tau = check_scalar("tau", tau, low=1.0, low_open=True)
     if twin is None:
         twin, rho_twin = gaussian_equivalent(teacher, rho)
     elif rho_twin is None:

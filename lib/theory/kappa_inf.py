@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_param, check_real
+from lib._checks import check_param, check_real, check_result
 from lib._checks import scalar_or_array as _out
 from lib.teachers import _moments, _rho_nl
 from lib.theory.marchenko_pastur import M_kappa, dM_kappa
@@ -25,8 +25,12 @@ from lib.theory.marchenko_pastur import M_kappa, dM_kappa
 __all__ = ["kappa_inf_floor", "kappa_inf_ridgeless_error", "kappa_inf_optimal_lambda", "context_ridge_error"]
 
 
+#: Largest |a_1| accepted (its square and fourth power must stay finite in float64).
+A1_MAX = 1e50
+
+
 def _check_a1_rho_nl(a1: Any, rho_nl: Any) -> tuple[np.ndarray, np.ndarray]:
-    a1 = check_real("a1", a1)
+    a1 = check_real("a1", a1, low=-A1_MAX, high=A1_MAX)
     rho_nl = check_param("rho_nl", rho_nl)
     return a1, rho_nl
 
@@ -69,6 +73,7 @@ def kappa_inf_floor(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike) -> tuple
     s = a1 * a1
     den = (1.0 + alpha) * s + rho_nl
     B = np.divide(alpha * s * s, den, out=np.zeros_like(den), where=den > 0)
+    check_result("kappa_inf_floor", B, a1=a1, rho_nl=rho_nl, alpha=alpha)
     return _out(B), _out(s + rho_nl - B)
 
 
@@ -112,6 +117,7 @@ def kappa_inf_ridgeless_error(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike
     out[lo] = E[lo] / (1.0 - tau[lo]) + B[lo] * (1.0 - tau[lo])
     out[hi] = E[hi] * tau[hi] / (tau[hi] - 1.0)
     out[(tau == 1.0) & (E == 0.0)] = 0.0
+    check_result("kappa_inf_ridgeless_error", out, a1=a1, rho_nl=rho_nl, alpha=alpha, tau=tau)
     return _out(out)
 
 
@@ -151,6 +157,7 @@ def kappa_inf_optimal_lambda(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike,
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = ((1.0 + alpha) * s + rho_nl) / (alpha * s)
         out = np.where(s > 0, E * ratio**2 / tau, np.inf)
+    check_result("kappa_inf_optimal_lambda", out, a1=a1, rho_nl=rho_nl, alpha=alpha, tau=tau)
     return _out(np.asarray(out, dtype=float))
 
 
@@ -234,5 +241,7 @@ def context_ridge_error(
     s2 = _rho_nl(rho, a1, ef2) - 2.0 * c * a0 + c * c
     x = ridge / alpha
     m, dm = np.asarray(M_kappa(x, alpha)), np.asarray(dM_kappa(x, alpha))
-    e = s2 + (-(a1 * a1) * ridge**2 * dm + s2 * (alpha * m + ridge * dm)) / alpha**2
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = s2 + (-(a1 * a1) * ridge**2 * dm + s2 * (alpha * m + ridge * dm)) / alpha**2
+    check_result("context_ridge_error", e, alpha=alpha, rho=rho, ridge=ridge)
     return _out(np.asarray(e, dtype=float))

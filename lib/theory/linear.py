@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import elementwise
 
-from lib._checks import check_broadcast, check_param, check_real
+from lib._checks import check_broadcast, check_param, check_real, check_result, check_scalar
 from lib._checks import scalar_or_array as _out
 from lib.theory.marchenko_pastur import _inv, _mp
 
@@ -44,8 +44,11 @@ X_MAX = 1e305
 RIDGE_MAX = 1e150
 
 
+_NO_LAM = object()  # _check_params without a ridge (None from a user is a bad lam)
+
+
 def _check_params(
-    alpha: Any, kappa: Any, tau: Any, rho: Any, lam: Any = None, *, lam_low_open: bool = False
+    alpha: Any, kappa: Any, tau: Any, rho: Any, lam: Any = _NO_LAM, *, lam_low_open: bool = False
 ) -> tuple[np.ndarray, ...]:
     r"""Validate the model parameters (and ``lam`` if given); kappa may be +inf.
 
@@ -58,7 +61,9 @@ def _check_params(
     tau = check_param("tau", tau)
     rho = check_param("rho", rho)
     named = [("alpha", alpha), ("kappa", kappa), ("tau", tau), ("rho", rho)]
-    if lam is not None:
+    if lam is _NO_LAM:
+        lam = None
+    else:
         lam = check_real("lam", lam, low=0.0, low_open=lam_low_open)
         named.append(("lam", lam))
     check_broadcast(*named)
@@ -549,10 +554,12 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
     out = np.full(x.shape, np.inf)
     below = tau < 1.0
     above = tau > 1.0
-    if np.any(below):
-        out[below] = _idg_ridgeless_below(x[below], ik[below], tau[below], rho[below])
-    if np.any(above):
-        out[above] = _idg_ridgeless_above(x[above], ik[above], tau[above], rho[above])
+    with np.errstate(all="ignore"):  # a NaN is refused just below
+        if np.any(below):
+            out[below] = _idg_ridgeless_below(x[below], ik[below], tau[below], rho[below])
+        if np.any(above):
+            out[above] = _idg_ridgeless_above(x[above], ik[above], tau[above], rho[above])
+    check_result("idg_error", out, alpha=alpha, kappa=kappa, tau=tau, rho=rho)
     return _out(out)
 
 
@@ -662,8 +669,8 @@ def optimal_lambda(
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
     if isinstance(lam_bounds, (str, bytes)) or np.ndim(lam_bounds) != 1 or len(lam_bounds) != 2:
         raise TypeError(f"lam_bounds must be a pair (lam_lo, lam_hi) with 0 < lam_lo < lam_hi; got {lam_bounds!r}")
-    lo = float(check_real("lam_bounds[0]", lam_bounds[0], low=0.0, low_open=True))
-    hi = float(check_real("lam_bounds[1]", lam_bounds[1], low=lo, low_open=True))
+    lo = check_scalar("lam_bounds[0]", lam_bounds[0], low=0.0, low_open=True)
+    hi = check_scalar("lam_bounds[1]", lam_bounds[1], low=lo, low_open=True)
     if hi > X_MAX:
         raise ValueError(f"lam_bounds[1] must be <= {X_MAX:g}; got {hi!r}")
     shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from lib._checks import check_broadcast, check_param, check_real
+from lib._checks import check_broadcast, check_param, check_scalar
 from lib._checks import scalar_or_array as _out
 from lib.teachers import _a1_is_zero, _moments, _rho_nl
 from lib.theory.linear import _check_lam, _check_params, icl_error, idg_error, optimal_lambda
@@ -350,10 +350,10 @@ def transition_kappa(
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
 
-    q = float(check_real("q", q, low=0.0, high=1.0, low_open=True, high_open=True))
-    alpha = float(check_param("alpha", alpha))
-    tau = float(check_param("tau", tau))
-    rho = float(check_param("rho", rho))
+    q = check_scalar("q", q, low=0.0, high=1.0, low_open=True, high_open=True)
+    alpha = check_param("alpha", alpha, scalar=True)
+    tau = check_param("tau", tau, scalar=True)
+    rho = check_param("rho", rho, scalar=True)
     lam = float(_check_lam(lam))
     if missing not in ("raise", "nan"):
         raise ValueError(f"missing must be 'raise' or 'nan'; got {missing!r}")
@@ -430,8 +430,14 @@ def pure_noise_error_integral(rho_nl: float, alpha: float, tau: float, lam: floa
     """
 
     vals = {"rho_nl": rho_nl, "alpha": alpha, "tau": tau, "lam": lam}
-    r, a, t, lm = (float(check_real(k, v, low=0.0, low_open=True)) for k, v in vals.items())
-    ratio, zeta0 = 1.0 / t, lm * a / r
+    r, a, t, lm = (check_scalar(k, v, low=0.0, low_open=True) for k, v in vals.items())
+    with np.errstate(over="ignore", divide="ignore"):
+        ratio, zeta0 = 1.0 / t, lm * a / r
+    if not (ratio < 1e150 and zeta0 < 1e150):
+        raise ValueError(
+            "pure_noise_error_integral: 1/tau and lam alpha / rho_nl must be below 1e150; got "
+            f"rho_nl = {r!r}, alpha = {a!r}, tau = {t!r}, lam = {lm!r}"
+        )
     lo, hi = (1.0 - np.sqrt(ratio)) ** 2, (1.0 + np.sqrt(ratio)) ** 2
 
     def integrand(s: float) -> float:
