@@ -58,7 +58,7 @@ SESSIONS = (
     ),
     Session(
         "lecture-3",
-        "Lecture 3: the equivalence theorem",
+        "Lecture 3: the nonlinearity–noise equivalence",
         pages=("book/equivalence/theorem", "book/equivalence/verification"),
     ),
     Session(
