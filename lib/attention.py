@@ -680,7 +680,7 @@ def fit_gamma(
     lib._checks.MemoryLimitError
         Before solving, if the solver's extra memory (:func:`fit_peak_bytes`; ``8 p^2``
         bytes for dense, ``8 n^2`` for dual) exceeds the limit of
-        :func:`lib._checks.memory_limit` (``LIB_MEMORY_LIMIT`` overrides it).
+        :func:`lib._limits.memory_limit` (``LIB_MEMORY_LIMIT`` overrides it).
     ConvergenceError
         (a ``RuntimeError``) if CG does not reach ``rtol`` within ``maxiter`` iterations.
 

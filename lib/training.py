@@ -12,9 +12,10 @@ regression (:func:`lib.attention.fit_gamma`). This module trains networks instea
    (learned query and key maps, an MLP value map, residual connections, an MLP readout
    at the query token; softmax or linear attention), trained by Adam on mini-batches of
    fresh contexts (``kappa = inf``) or of contexts from a fixed task set.
-3. re-exported from :mod:`lib.training_runs` (numpy only): :func:`probe_features` and
-   :func:`probe` (what a trained model's predictions are a function of) and
-   :func:`load_runs` (the stored training sweeps ``lib/data/training_*.csv`` made by
+3. re-exported from :mod:`lib.training_runs` (numpy only):
+   :func:`~lib.training_runs.probe_features` and :func:`~lib.training_runs.probe` (what a
+   trained model's predictions are a function of) and
+   :func:`~lib.training_runs.load_runs` (the stored training sweeps ``lib/data/training_*.csv`` made by
    ``scripts/make_training.py``).
 
 Float64 is switched on in JAX (``jax_enable_x64``) so that :func:`train_linear_attention`

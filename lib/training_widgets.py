@@ -59,7 +59,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     rho : float
         Label noise of the sweep.
     rows : list of dict, optional
-        :func:`lib.training.load_runs` rows (default: the stored ``transformers`` sweep).
+        :func:`lib.training_runs.load_runs` rows (default: the stored ``transformers`` sweep).
     ax : matplotlib.axes.Axes, optional
 
     Returns

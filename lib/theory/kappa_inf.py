@@ -25,7 +25,8 @@ from lib.theory.marchenko_pastur import M_kappa, dM_kappa
 __all__ = ["kappa_inf_floor", "kappa_inf_ridgeless_error", "kappa_inf_optimal_lambda", "context_ridge_error"]
 
 
-#: Largest |a_1| accepted (its square and fourth power must stay finite in float64).
+#: Largest absolute value of ``a_1`` accepted (its square and fourth power must stay
+#: finite in float64).
 A1_MAX = 1e50
 
 
