@@ -29,9 +29,7 @@ import tex_text
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 TEXT_FILE = "book-search-text.js"
-_MATH_SPAN = re.compile(
-    r'<span class="math[^"]*">(.*?)</span>', re.DOTALL
-)
+_MATH_SPAN = re.compile(r'<span class="math[^"]*">(.*?)</span>', re.DOTALL)
 
 
 def _config_macros(app) -> None:
@@ -90,8 +88,21 @@ def _main_text(html: str) -> tuple[str, list[list]]:
                     add(" " + tex_text.plain(child.get_text()) + " ")
                     continue
                 start = length
-                if child.name in ("p", "div", "li", "dt", "dd", "h1", "h2", "h3",
-                                  "h4", "figcaption", "tr", "section", "pre"):
+                if child.name in (
+                    "p",
+                    "div",
+                    "li",
+                    "dt",
+                    "dd",
+                    "h1",
+                    "h2",
+                    "h3",
+                    "h4",
+                    "figcaption",
+                    "tr",
+                    "section",
+                    "pre",
+                ):
                     add(" ")
                 walk(child)
                 if child.name == "section" and child.get("id"):
@@ -117,7 +128,8 @@ def write_search_text(app, exception):
     index["titles"] = [tex_text.plain_title(t) for t in index["titles"]]
     if "alltitles" in index:
         index["alltitles"] = {
-            tex_text.plain_title(title): where for title, where in index["alltitles"].items()
+            tex_text.plain_title(title): where
+            for title, where in index["alltitles"].items()
         }
     index_file.write_text(
         prefix + json.dumps(index, separators=(",", ":"), ensure_ascii=False) + suffix,

@@ -91,7 +91,9 @@ _FIGURE_IMG = re.compile(
 )
 _BADGE = '<span class="figure-zoom-badge" aria-hidden="true"></span>'
 _FIGURE = re.compile(r"<figure\b.*?</figure>", re.DOTALL)
-_CAPTION_TEXT = re.compile(r'<span class="caption-text">(.*?)</span>\s*(?:<a|</p>)', re.DOTALL)
+_CAPTION_TEXT = re.compile(
+    r'<span class="caption-text">(.*?)</span>\s*(?:<a|</p>)', re.DOTALL
+)
 _ALT = re.compile(r'\balt="[^"]*"')
 _TAG = re.compile(r"<[^>]+>")
 
@@ -136,8 +138,10 @@ def _figure_alt(match: re.Match) -> str:
 def _output_alt(body: str, title: str) -> str:
     """An image outside a captioned figure (a plot printed by a cell) whose alt is its
     file path gets a description naming the section it is in."""
-    headings = [(m.start(), html.unescape(_TAG.sub("", m.group(1))).strip())
-                for m in re.finditer(r"<h[1-4][^>]*>(.*?)</h[1-4]>", body, re.DOTALL)]
+    headings = [
+        (m.start(), html.unescape(_TAG.sub("", m.group(1))).strip())
+        for m in re.finditer(r"<h[1-4][^>]*>(.*?)</h[1-4]>", body, re.DOTALL)
+    ]
 
     def fix(m: re.Match) -> str:
         img = m.group(0)
@@ -150,7 +154,9 @@ def _output_alt(body: str, title: str) -> str:
                 break
             section = text
         section = tex_text.plain(section.replace("#", "").strip())
-        return _set_alt(img, f"Plot drawn by the code cell above, in section \u201c{section}\u201d")
+        return _set_alt(
+            img, f"Plot drawn by the code cell above, in section \u201c{section}\u201d"
+        )
 
     return re.sub(r'<img\b[^>]*?\bsrc="[^"]*_images/[^"]+"[^>]*>', fix, body)
 
@@ -162,8 +168,12 @@ def link_figures(app, pagename, templatename, context, doctree):
     body = context.get("body")
     if body and "_images/" in body:
         body = _FIGURE.sub(_figure_alt, body)
-        body = _output_alt(body, tex_text.plain(html.unescape(
-            _TAG.sub("", context.get("title") or pagename))))
+        body = _output_alt(
+            body,
+            tex_text.plain(
+                html.unescape(_TAG.sub("", context.get("title") or pagename))
+            ),
+        )
         context["body"] = _FIGURE_IMG.sub(_zoom_link, body)
 
 
