@@ -74,7 +74,9 @@ def _main_text(html: str) -> tuple[str, list[list]]:
         if pieces and pieces[-1].endswith(" ") and text.startswith(" "):
             text = text[1:]
         pieces.append(text)
-        length += len(text)
+        # offsets in UTF-16 code units, as JavaScript slices strings: an astral
+        # character (the double-struck E of an expectation) counts two
+        length += len(text.encode("utf-16-le")) // 2
 
     def walk(node: Tag) -> None:
         for child in node.children:
