@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import tex_text
@@ -73,6 +74,13 @@ def _main_text(html: str) -> tuple[str, list[list]]:
             return
         if pieces and pieces[-1].endswith(" ") and text.startswith(" "):
             text = text[1:]
+        # astral characters (the double-struck E of an expectation) as their plain letter:
+        # the search page cuts snippets by UTF-16 units and would split their pairs
+        text = re.sub(
+            r"[\U00010000-\U0010FFFF]",
+            lambda m: unicodedata.normalize("NFKC", m.group()),
+            text,
+        )
         pieces.append(text)
         # offsets in UTF-16 code units, as JavaScript slices strings: an astral
         # character (the double-struck E of an expectation) counts two
