@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import brentq
 
-from lib import hermite, teachers, theory
+from lib import attention, hermite, simulation, teachers, theory
 from lib._checks import check_broadcast
 from lib.hermite import get_link
 from lib.teachers import effective_noise
@@ -702,3 +702,50 @@ def test_lam_bounds_must_be_a_pair():
     raises_early(TypeError, "lam_bounds", optimal_lambda, 2, 1.5, 2, 0.1, lam_bounds=5)
     raises_early(TypeError, "lam_bounds", optimal_lambda, 2, 1.5, 2, 0.1, lam_bounds=(1, 2, 3))
     raises_early(ValueError, r"lam_bounds\[1\]", optimal_lambda, 2, 1.5, 2, 0.1, lam_bounds=(1.0, 0.5))
+
+
+def test_fixed_gamma_icl_error_linear_teacher_is_exact_error():
+    rng = np.random.default_rng(0)
+    d, ell = 12, 24
+    gamma = rng.normal(0, 1 / d, (d, d + 1)) + np.hstack([0.4 * np.eye(d), np.zeros((d, 1))])
+    got = theory.fixed_gamma_icl_error(gamma, ell, "linear", 0.3)
+    assert_allclose(got, attention.exact_error(gamma, ell, 0.3), rtol=1e-12)
+
+
+def test_fixed_gamma_icl_error_relu_against_monte_carlo():
+    rng = np.random.default_rng(1)
+    d, ell = 10, 20
+    gamma = rng.normal(0, 1 / d, (d, d + 1)) + np.hstack([0.4 * np.eye(d), np.zeros((d, 1))])
+    gamma[:, -1] += 0.05
+    e, se = simulation.mc_error(gamma, ell, None, "relu", 0.1, 100_000, 3)
+    assert abs(theory.fixed_gamma_icl_error(gamma, ell, "relu", 0.1) - e) < 4 * se
+
+
+def test_fixed_gamma_icl_error_gap_to_linear_twin():
+    # e_f - e_twin = (dE[y^2 z^2] |G1|_F^2 + dE[y^4] |g2|^2) / (ell d)
+    rng = np.random.default_rng(2)
+    d, ell = 8, 16
+    gamma = rng.normal(0, 1 / d, (d, d + 1))
+    a1, rho_nl = teachers.teacher_moments("relu")[1], teachers.effective_noise("relu", 0.1)
+    mf, mt = teachers.label_moments("relu", 0.1), teachers.label_moments([0.0, a1], rho_nl)
+    want = ((mf.ey2z2 - mt.ey2z2) * np.sum(gamma[:, :-1] ** 2) + (mf.ey4 - mt.ey4) * np.sum(gamma[:, -1] ** 2)) / (
+        ell * d
+    )
+    got = theory.fixed_gamma_icl_error(gamma, ell, "relu", 0.1) - theory.fixed_gamma_icl_error(
+        gamma, ell, [0.0, a1], rho_nl
+    )
+    assert_allclose(got, want, rtol=1e-9, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(gamma=np.zeros((3, 3)), ell=5), "gamma"),
+        (dict(gamma=np.zeros((3, 4)), ell=0), "ell"),
+        (dict(gamma=np.zeros((3, 4)), ell=5, rho=-1.0), "rho"),
+    ],
+)
+def test_fixed_gamma_icl_error_rejects_bad_input(kwargs, match):
+    args = dict(teacher="relu", rho=0.1) | kwargs
+    with pytest.raises(ValueError, match=match):
+        theory.fixed_gamma_icl_error(**args)

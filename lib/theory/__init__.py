@@ -34,6 +34,7 @@ from lib.theory.linear import RIDGE_MAX, X_MAX, icl_error, icl_limit, idg_error,
 from lib.theory.marchenko_pastur import KAPPA_MIN, M_kappa, dM_kappa
 from lib.theory.nonlinear import (
     TRANSITION_KAPPA0,
+    fixed_gamma_icl_error,
     nonlinear_icl_error,
     nonlinear_idg_error,
     nonlinear_optimal_lambda,

@@ -19,9 +19,9 @@ from numpy.typing import ArrayLike
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from lib._checks import check_broadcast, check_param, check_scalar
+from lib._checks import check_broadcast, check_gamma, check_int, check_param, check_scalar
 from lib._checks import scalar_or_array as _out
-from lib.teachers import _a1_is_zero, _moments, _rho_nl
+from lib.teachers import _a1_is_zero, _moments, _rho_nl, label_moments
 from lib.theory.linear import _check_lam, _check_params, icl_error, idg_error, optimal_lambda
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "transition_kappa",
     "pure_noise_error_integral",
     "TRANSITION_KAPPA0",
+    "fixed_gamma_icl_error",
 ]
 
 
@@ -446,3 +447,70 @@ def pure_noise_error_integral(rho_nl: float, alpha: float, tau: float, lam: floa
 
     integral, _ = quad(integrand, lo, hi, limit=200, epsabs=1e-13, epsrel=1e-11)
     return float(r * (1.0 + ratio * integral))
+
+
+def fixed_gamma_icl_error(gamma: Any, ell: int, teacher: Any, rho: float) -> float:
+    r"""Exact ICL error of a fixed :math:`\Gamma` for a nonlinear teacher, at finite d.
+
+    For fresh tasks (:math:`\|w\|^2 = d`, :math:`E[ww^\top] = I`), tokens
+    :math:`N(0, I_d/d)` and labels :math:`y = f(z) + \sqrt\rho\,\varepsilon`, split
+    :math:`\Gamma = [\Gamma_1, \gamma_2]` (:math:`\gamma_2` its last column). Then
+
+    .. math::
+
+        e(\Gamma) = m_2 - \frac{2a_1^2}{d}\tr\Gamma_1
+            + \frac{s_2 + m_2 (d-1)/\ell}{d}\,\|\Gamma_1\|_F^2
+            + \frac{q_2}{d}\,\|\gamma_2\|^2,
+
+    with :math:`m_2 = E[y^2]`, :math:`s_2 = a_1^2 + (E[y^2z^2] - a_1^2)/\ell` and
+    :math:`q_2 = m_2^2 + (E[y^4] - m_2^2)/\ell`: the error depends on the teacher only
+    through :math:`a_1`, :math:`E[y^2]`, :math:`E[y^2 z^2]` and :math:`E[y^4]`
+    (:func:`lib.teachers.label_moments`). For the linear teacher it is
+    :func:`lib.attention.exact_error` with ``tasks=None``.
+
+    Parameters
+    ----------
+    gamma : array_like, shape (d, d + 1)
+        The matrix :math:`\Gamma`, fixed (not a function of the test context).
+    ell : int
+        Context length, ``>= 1``.
+    teacher : None, str, Link, callable or array_like
+        The link ``f``, as in :func:`lib.teachers.resolve_teacher`; its fourth moment
+        must be finite.
+    rho : float
+        Label-noise variance, ``>= 0``.
+
+    Returns
+    -------
+    float
+        The expected squared error on a fresh context, exact at this ``d`` and ``ell``.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is not of shape (d, d + 1), ``ell`` is not a positive integer,
+        ``rho`` is negative or the teacher is invalid.
+
+    See Also
+    --------
+    lib.attention.exact_error : the same for the linear teacher, with task sets.
+    lib.simulation.mc_error : its Monte Carlo estimate.
+
+    Notes
+    -----
+    Used in: chapter 3 (the equivalence at a fixed :math:`\Gamma`). The formula follows
+    from the split of the tokens along the task: given :math:`w`, the feature
+    :math:`(u, q)` has mean :math:`(a_1 w, m_2)` and second moments set by the four
+    label moments above.
+    """
+    gamma = check_gamma(gamma)
+    ell = check_int("ell", ell, low=1)
+    rho = float(check_param("rho", rho, scalar=True))
+    d = gamma.shape[0]
+    mom = label_moments(teacher, rho)
+    a1, m2 = mom.eyz, mom.ey2
+    s2 = a1**2 + (mom.ey2z2 - a1**2) / ell
+    q2 = m2**2 + (mom.ey4 - m2**2) / ell
+    g1, g2 = gamma[:, :-1], gamma[:, -1]
+    out = m2 - 2.0 * a1**2 * np.trace(g1) / d + (s2 + m2 * (d - 1) / ell) * np.sum(g1**2) / d + q2 * np.sum(g2**2) / d
+    return float(out)
