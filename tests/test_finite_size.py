@@ -731,3 +731,35 @@ def test_extrapolate_free_power_without_se_uses_the_residual_scale():
     p, cov = curve_fit(model, d, e, p0=[1.2, 4.0, 1.0], absolute_sigma=False, maxfev=10_000)
     assert_allclose([fit.e_inf, fit.c, fit.b], p, rtol=1e-5)
     assert_allclose([fit.e_inf_se, fit.c_se, fit.b_se], np.sqrt(np.diag(cov)), rtol=1e-3)
+
+
+def test_weighted_mean_matches_hand_computation():
+    x, se = np.array([1.0, 2.0, 4.0]), np.array([0.5, 1.0, 2.0])
+    w = 1 / se**2
+    m = finite_size.weighted_mean(x, se)
+    assert_allclose(m.value, np.sum(w * x) / np.sum(w), rtol=1e-14)
+    assert_allclose(m.se, 1 / np.sqrt(np.sum(w)), rtol=1e-14)
+    chi2 = np.sum(((x - m.value) / se) ** 2)
+    assert_allclose(m.chi2, chi2, rtol=1e-14)
+    assert m.dof == 2
+    assert_allclose(m.p_value, np.exp(-chi2 / 2), rtol=1e-12)  # chi^2 with 2 dof
+
+
+@pytest.mark.parametrize(
+    "x, se",
+    [([1.0], [1.0]), ([1.0, 2.0], [1.0]), ([1.0, 2.0], [1.0, 0.0]), ([1.0, np.nan], [1.0, 1.0])],
+)
+def test_weighted_mean_rejects_bad_input(x, se):
+    with pytest.raises(ValueError):
+        finite_size.weighted_mean(x, se)
+
+
+def test_t_quantile():
+    assert_allclose(finite_size.t_quantile(4), 3.182446305284263, rtol=1e-10)
+    assert_allclose(finite_size.t_quantile([8, 4, 6]), finite_size.t_quantile(4))
+    assert_allclose(finite_size.t_quantile(2, level=0.5), 1.0, rtol=1e-12)  # Cauchy
+    for bad in (1, [3, 2.5], 0):
+        with pytest.raises(ValueError, match="draws"):
+            finite_size.t_quantile(bad)
+    with pytest.raises(ValueError, match="level"):
+        finite_size.t_quantile(4, level=1.5)

@@ -18,10 +18,13 @@ from lib.finite_size.fits import (
     POWER_BOUNDS,
     FiniteSizeFit,
     QuadraticFit,
+    WeightedMean,
     extrapolate,
     extrapolate_quadratic,
     fit,
     point_label,
+    t_quantile,
+    weighted_mean,
 )
 from lib.finite_size.study import (
     GapFits,

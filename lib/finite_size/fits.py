@@ -25,6 +25,9 @@ __all__ = [
     "B_BOUNDS",
     "POWER_BOUNDS",
     "MAX_CONDITION",
+    "WeightedMean",
+    "weighted_mean",
+    "t_quantile",
 ]
 
 #: Range of the exponent b in the free-power fit of :func:`extrapolate`.
@@ -489,3 +492,118 @@ def point_label(params: Mapping[str, Any]) -> str:
         value = check_scalar(k, params[k], allow_inf=(k == "kappa"))
         parts.append(r"\infty" if np.isinf(value) else f"{value:g}")
     return "$(" + ", ".join(parts) + ")$"
+
+
+class WeightedMean(NamedTuple):
+    """Result of :func:`weighted_mean`.
+
+    Attributes
+    ----------
+    value, se : float
+        The inverse-variance weighted mean and its standard error.
+    chi2 : float
+        ``sum(((x - value) / se)**2)``.
+    dof : int
+        Number of values minus one.
+    p_value : float
+        ``P(chi2_dof >= chi2)``: the p-value of "the values are one constant".
+    """
+
+    value: float
+    se: float
+    chi2: float
+    dof: int
+    p_value: float
+
+
+def weighted_mean(x: Any, se: Any) -> WeightedMean:
+    r"""Inverse-variance weighted mean, its standard error and a test of constancy.
+
+    .. math::
+
+        \bar x = \frac{\sum_i x_i/s_i^2}{\sum_i 1/s_i^2}, \qquad
+        \mathrm{se}(\bar x) = \Big(\sum_i 1/s_i^2\Big)^{-1/2}, \qquad
+        \chi^2 = \sum_i \Big(\frac{x_i - \bar x}{s_i}\Big)^2,
+
+    and the p-value of :math:`\chi^2` with ``len(x) - 1`` degrees of freedom.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        The values, ``m >= 2``, finite.
+    se : array_like, shape (m,)
+        Their standard errors, finite and ``> 0``.
+
+    Returns
+    -------
+    WeightedMean
+        ``(value, se, chi2, dof, p_value)``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, there are fewer than two values, or a value or standard
+        error is not finite (or a standard error not positive).
+
+    Notes
+    -----
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>` (the
+    :math:`h_2` gap from :math:`d = 100` on; the two task diversities compared).
+
+    Examples
+    --------
+    >>> weighted_mean([1.0, 3.0], [1.0, 1.0]).value
+    2.0
+    """
+    x, se = check_real("x", x), check_real("se", se)
+    if x.ndim != 1 or x.shape != se.shape or x.size < 2:
+        raise ValueError(f"x and se must be 1-D of one length >= 2; got shapes {x.shape} and {se.shape}")
+    if np.any(se <= 0):
+        raise ValueError(f"se must be > 0; got {se.tolist()}")
+    w = 1.0 / se**2
+    value = float(np.sum(w * x) / np.sum(w))
+    chi2 = float(np.sum(((x - value) / se) ** 2))
+    dof = x.size - 1
+    return WeightedMean(value, float(1.0 / np.sqrt(np.sum(w))), chi2, dof, float(stats.chi2.sf(chi2, dof)))
+
+
+def t_quantile(draws: Any, level: float = 0.95) -> float:
+    r"""Two-sided Student-t quantile for a standard error from ``draws`` draws.
+
+    A mean of :math:`m` draws has a standard error with :math:`m - 1` degrees of freedom;
+    the half-width of its ``level`` confidence interval is this quantile times the
+    standard error, :math:`t_{m-1}^{-1}\big((1 + \mathrm{level})/2\big)`. With an array
+    of draws (one per point of a fit) the smallest sets the degrees of freedom.
+
+    Parameters
+    ----------
+    draws : int or array_like of int
+        Number(s) of draws, each ``>= 2``.
+    level : float, optional
+        Confidence level, in ``(0, 1)`` (default 0.95).
+
+    Returns
+    -------
+    float
+        The quantile, e.g. 3.18 for four draws at 95 %.
+
+    Raises
+    ------
+    ValueError
+        If a number of draws is below 2 or not an integer, or ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Used in: :doc:`the equivalence theorem </book/equivalence/theorem>` and
+    :doc:`testing the equivalence </book/equivalence/verification>`.
+
+    Examples
+    --------
+    >>> round(t_quantile(4), 2)
+    3.18
+    """
+    m = check_real("draws", draws)
+    if m.size == 0 or np.any(m != np.round(m)) or np.min(m) < 2:
+        raise ValueError(f"draws must be integers >= 2; got {draws!r}")
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    return float(stats.t.ppf(0.5 + level / 2.0, int(np.min(m)) - 1))
