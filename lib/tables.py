@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["markdown_table", "plus_minus"]
+__all__ = ["markdown_table", "plus_minus", "changed_params"]
 
 _ALIGN = {"left": ":---", "right": "---:", "center": ":---:"}
 _NBSP = "\u00a0"
@@ -183,3 +183,88 @@ def plus_minus(
             f"values and errors must have the same length; got {len(values)} values and {len(errors)} errors"
         )
     return [text(v, e) for v, e in zip(values, errors)]
+
+
+_PARAM_SYMBOLS = {
+    "alpha": (r"\alpha", "α"),
+    "kappa": (r"\kappa", "κ"),
+    "tau": (r"\tau", "τ"),
+    "rho": (r"\rho", "ρ"),
+    "lam": (r"\lambda", "λ"),
+}
+
+
+def changed_params(
+    params: Mapping[str, float],
+    reference: Mapping[str, float],
+    latex: bool = True,
+    starred: Sequence[str] = (),
+) -> str:
+    r"""The parameters of a point that differ from a reference point, as text.
+
+    Each differing key of ``reference`` becomes ``symbol = value`` (``%.3g``, infinity
+    as :math:`\infty`), in the order of ``reference``: ``"$\alpha = 1$, $\tau = 0.5$"``
+    with ``latex=True``, ``"α = 1, τ = 0.5"`` otherwise. A key in ``starred`` is marked
+    as an optimum, ``"$\lambda = \lambda^\ast = 0.3$"``.
+
+    Parameters
+    ----------
+    params : mapping
+        The point; must contain every key of ``reference``.
+    reference : mapping
+        The reference point, with keys among ``"alpha", "kappa", "tau", "rho", "lam"``.
+    latex : bool, default True
+        Inline math (for tables and axis labels) or plain Unicode (for sentences).
+    starred : sequence of str, default ()
+        Keys whose value is an optimum, shown with a star.
+
+    Returns
+    -------
+    str
+        The differing parameters joined by ``", "`` (empty if none differs).
+
+    Raises
+    ------
+    TypeError
+        If ``params`` or ``reference`` is not a mapping.
+    ValueError
+        If a key of ``reference`` is unknown or missing from ``params``, a value is not
+        a real number, or a key of ``starred`` is not in ``reference``.
+
+    Notes
+    -----
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
+
+    Examples
+    --------
+    >>> changed_params(dict(alpha=1.0, tau=3.0), dict(alpha=2.0, tau=3.0))
+    '$\\alpha = 1$'
+    >>> changed_params(dict(kappa=float("inf"), lam=0.3), dict(kappa=1.5, lam=0.0),
+    ...                latex=False, starred=("lam",))
+    'κ = ∞, λ = λ* = 0.3'
+    """
+    if not isinstance(params, Mapping) or not isinstance(reference, Mapping):
+        raise TypeError(f"params and reference must be mappings; got {params!r} and {reference!r}")
+    unknown = [k for k in reference if k not in _PARAM_SYMBOLS]
+    if unknown:
+        raise ValueError(f"reference keys must be among {list(_PARAM_SYMBOLS)}; got {unknown}")
+    missing = [k for k in reference if k not in params]
+    if missing:
+        raise ValueError(f"params must have every key of reference; missing {missing}")
+    bad_star = [k for k in starred if k not in reference]
+    if bad_star:
+        raise ValueError(f"starred keys must be keys of reference; got {bad_star}")
+    parts = []
+    for key, ref in reference.items():
+        value = float(params[key])
+        if value == float(ref):
+            continue
+        tex, plain = _PARAM_SYMBOLS[key]
+        number = f"{value:.3g}".replace("inf", r"\infty" if latex else "∞")
+        if latex:
+            star = rf"{tex}^\ast = " if key in starred else ""
+            parts.append(f"${tex} = {star}{number}$")
+        else:
+            star = f"{plain}* = " if key in starred else ""
+            parts.append(f"{plain} = {star}{number}")
+    return ", ".join(parts)

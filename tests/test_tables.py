@@ -2,7 +2,7 @@
 
 import pytest
 
-from lib.tables import markdown_table, plus_minus
+from lib.tables import changed_params, markdown_table, plus_minus
 
 
 def test_markdown_table_formats_and_aligns():
@@ -66,3 +66,27 @@ def test_plus_minus_bad_input():
         plus_minus([1.0, 2.0], [0.1])
     with pytest.raises(ValueError, match="both be numbers or both sequences"):
         plus_minus(1.0, [0.1])
+
+
+def test_changed_params_latex_and_plain():
+    ref = dict(alpha=2.0, kappa=1.5, tau=3.0, lam=0.0)
+    par = dict(alpha=2.0, kappa=float("inf"), tau=0.5, lam=0.0, rho=0.1)
+    assert changed_params(par, ref) == r"$\kappa = \infty$, $\tau = 0.5$"
+    assert changed_params(par, ref, latex=False) == "κ = ∞, τ = 0.5"
+    star = dict(ref, lam=0.1234)
+    assert changed_params(star, ref, starred=("lam",)) == r"$\lambda = \lambda^\ast = 0.123$"
+    assert changed_params(ref, ref) == ""
+
+
+@pytest.mark.parametrize(
+    "params, reference, kwargs, error",
+    [
+        ([1.0], dict(alpha=1.0), {}, TypeError),
+        (dict(alpha=1.0), dict(beta=1.0), {}, ValueError),
+        (dict(tau=1.0), dict(alpha=1.0), {}, ValueError),
+        (dict(alpha=1.0), dict(alpha=1.0), dict(starred=("lam",)), ValueError),
+    ],
+)
+def test_changed_params_rejects_bad_input(params, reference, kwargs, error):
+    with pytest.raises(error):
+        changed_params(params, reference, **kwargs)
