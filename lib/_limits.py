@@ -16,6 +16,9 @@ Time. Monte Carlo loops report their estimated time when it exceeds a minute
 
 Range. :func:`solve_rescaled` solves a ridge problem on data rescaled by exact powers of
 two, for data far from unit scale.
+
+Iterations. An iterative solver that stops short of its tolerance raises
+:class:`ConvergenceError` rather than return an inaccurate answer.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "Progress",
     "RESCALE_EXPONENT",
     "solve_rescaled",
+    "ConvergenceError",
 ]
 
 
@@ -351,3 +355,14 @@ def solve_rescaled(
             f"(its scale is about 2^{shift}); rescale the data"
         )
     return gamma
+
+
+class ConvergenceError(RuntimeError):
+    """The iterative solver of :func:`lib.attention.fit_gamma` did not reach its tolerance.
+
+    Raised instead of returning an inaccurate ``Gamma``. Typical causes: ``tau`` close to
+    1 with ``lam = 0`` (the interpolation peak, where the normal equations are nearly
+    singular) or a too small ``maxiter``. Remedies: a small ridge ``lam > 0``, a larger
+    ``maxiter``, or ``method="dense"``/``"dual"`` when the problem fits in memory.
+    Re-exported as ``lib.attention.ConvergenceError``.
+    """
