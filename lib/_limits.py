@@ -331,6 +331,26 @@ def solve_rescaled(
     :math:`\Gamma = X^\top \mathrm{diag}(y) F / r` (``info["solver"] =
     "ridge-dominated"``). Data within :math:`2^{\pm 64}` are solved as they are.
 
+    Parameters
+    ----------
+    solve : callable
+        ``solve(X, F, y, ridge) -> Gamma``, a solver of the problem on unit-scale data.
+    X : numpy.ndarray, shape (n, d)
+        Queries.
+    F : numpy.ndarray, shape (n, d + 1)
+        Context features.
+    y : numpy.ndarray, shape (n,)
+        Targets.
+    ridge : float
+        The ridge :math:`r \ge 0`.
+    info : dict
+        Filled by ``solve`` (and with ``"solver"`` in the ridge-dominated case).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d + 1)
+        :math:`\Gamma` on the scale of the data.
+
     Raises
     ------
     ValueError

@@ -523,7 +523,7 @@ def spectral_figure(
     teacher : str
         A name in :data:`lib.hermite.LINKS`.
     preprocess : str
-        One of :data:`lib.spectral.SPECTRAL_PREPROCESSINGS`.
+        One of :data:`lib.theory.spectral.SPECTRAL_PREPROCESSINGS`.
     alpha : float
         The marked context length per dimension.
     rho : float
