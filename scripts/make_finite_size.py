@@ -802,6 +802,17 @@ def start_client(workers: int | None = None, scheduler: str | None = None) -> An
     return Client(cluster)
 
 
+def stop_client(client: Any, scheduler: str | None) -> None:
+    """Close a client of :func:`start_client` (None: nothing to do), and its local cluster,
+    but never the cluster of a running scheduler given by its address."""
+    if client is None:
+        return
+    cluster = getattr(client, "cluster", None)
+    client.close()
+    if cluster is not None and scheduler is None:
+        cluster.close()
+
+
 def _parse_dims(text: str) -> tuple[int, ...]:
     try:
         dims = tuple(int(t) for t in text.split(",") if t.strip())
@@ -894,11 +905,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress=not args.no_progress,
             )
     finally:
-        if client is not None:
-            cluster = getattr(client, "cluster", None)
-            client.close()
-            if cluster is not None and args.scheduler is None:
-                cluster.close()
+        stop_client(client, args.scheduler)
     return 0
 
 

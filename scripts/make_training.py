@@ -580,11 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             run_experiment(name, out, args.fresh, command, log, client, groups)
     finally:
-        if client is not None:
-            cluster = getattr(client, "cluster", None)
-            client.close()
-            if cluster is not None and args.scheduler is None:
-                cluster.close()
+        mfs.stop_client(client, args.scheduler)
     return 0
 
 
