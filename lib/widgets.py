@@ -515,9 +515,9 @@ def spectral_figure(
 ):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.spectral.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
-    Bayes-optimal link (:func:`lib.spectral.spectral_error`), linear attention's
+    Bayes-optimal link (:func:`lib.theory.spectral.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
     (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the floor
     :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
