@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student grade answer-key test test-fast test-html test-min lab lab-reset pdf slides bench data clean env
+.PHONY: book student grade answer-key test test-fast test-html test-min lint lint-fix lab lab-reset pdf slides bench data clean env
 
 env: $(VENV)/.installed
 
@@ -56,6 +56,18 @@ test: $(VENV)/.installed
 
 test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest tests -m "not slow and not html"
+
+# ruff (pinned in requirements.txt) on the Python code, with pyproject.toml's settings
+# (book/ruff.toml's 88 columns in book/_ext); tests/book/test_format.py runs the same
+# checks, and those of the notebooks' code cells. `make lint-fix` rewrites what it can.
+LINT_PATHS = lib tests scripts bench book/_ext
+lint: $(VENV)/.installed
+	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/ruff check $(LINT_PATHS)
+
+lint-fix: $(VENV)/.installed
+	$(BIN)/ruff format $(LINT_PATHS)
+	$(BIN)/ruff check --fix $(LINT_PATHS)
 
 # The browser test over every page of the built book (run `make book` first): needs
 # Debian's chromium and chromium-driver (apt-get install chromium chromium-driver);

@@ -13,9 +13,10 @@ One module per concept, the science apart from the teaching layer:
   pretraining (dense, dual and matrix-free solvers) and the exact error (chapter 2).
 - :mod:`lib.simulation`   ``mc_error``, ``simulate`` and ``simulate_many`` (chapters 2-5).
 - :mod:`lib.baselines`    Bayes-optimal ridge and dMMSE predictors (chapters 2 and 5).
-- :mod:`lib.spectral`     the spectral in-context estimator and its theory (chapter 6).
+- :mod:`lib.spectral`     the spectral in-context estimator (chapter 6); its theory is
+  :mod:`lib.theory.spectral`, whose names ``lib.spectral`` re-exports.
 - :mod:`lib.theory`       the asymptotic error formulas (package: ``marchenko_pastur``,
-  ``linear``, ``nonlinear``, ``kappa_inf``, ``gap``).
+  ``linear``, ``nonlinear``, ``kappa_inf``, ``gap``, ``spectral``).
 - :mod:`lib.finite_size`  the large-d simulation tables in ``lib/data/`` and the finite-size
   extrapolation ``e(d) = e_inf + c/d`` (package: ``data``, ``fits``, ``study``).
 

@@ -16,6 +16,9 @@ Time. Monte Carlo loops report their estimated time when it exceeds a minute
 
 Range. :func:`solve_rescaled` solves a ridge problem on data rescaled by exact powers of
 two, for data far from unit scale.
+
+Iterations. An iterative solver that stops short of its tolerance raises
+:class:`ConvergenceError` rather than return an inaccurate answer.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "Progress",
     "RESCALE_EXPONENT",
     "solve_rescaled",
+    "ConvergenceError",
 ]
 
 
@@ -327,6 +331,26 @@ def solve_rescaled(
     :math:`\Gamma = X^\top \mathrm{diag}(y) F / r` (``info["solver"] =
     "ridge-dominated"``). Data within :math:`2^{\pm 64}` are solved as they are.
 
+    Parameters
+    ----------
+    solve : callable
+        ``solve(X, F, y, ridge) -> Gamma``, a solver of the problem on unit-scale data.
+    X : numpy.ndarray, shape (n, d)
+        Queries.
+    F : numpy.ndarray, shape (n, d + 1)
+        Context features.
+    y : numpy.ndarray, shape (n,)
+        Targets.
+    ridge : float
+        The ridge :math:`r \ge 0`.
+    info : dict
+        Filled by ``solve`` (and with ``"solver"`` in the ridge-dominated case).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d + 1)
+        :math:`\Gamma` on the scale of the data.
+
     Raises
     ------
     ValueError
@@ -351,3 +375,14 @@ def solve_rescaled(
             f"(its scale is about 2^{shift}); rescale the data"
         )
     return gamma
+
+
+class ConvergenceError(RuntimeError):
+    """The iterative solver of :func:`lib.attention.fit_gamma` did not reach its tolerance.
+
+    Raised instead of returning an inaccurate ``Gamma``. Typical causes: ``tau`` close to
+    1 with ``lam = 0`` (the interpolation peak, where the normal equations are nearly
+    singular) or a too small ``maxiter``. Remedies: a small ridge ``lam > 0``, a larger
+    ``maxiter``, or ``method="dense"``/``"dual"`` when the problem fits in memory.
+    Re-exported as ``lib.attention.ConvergenceError``.
+    """

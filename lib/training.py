@@ -29,7 +29,6 @@ Used in: :doc:`chapter 7 </book/trained/networks>`.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +40,7 @@ import optax
 
 import lib.attention
 import lib.samplers
+from lib._checks import as_rng, check_int, check_scalar
 from lib.training_runs import (
     DATA_DIR,
     _as_float_array,
@@ -94,41 +94,6 @@ class TrainingDivergedError(ValueError):
 # ----------------------------------------------------------------------------------------
 # validation (the messages name the argument, its value and what is allowed)
 # ----------------------------------------------------------------------------------------
-
-
-def _as_rng(rng: Any) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"rng: a seed must be a non-negative integer; got {rng!r}")
-        return np.random.default_rng(int(rng))
-    raise TypeError(
-        "rng must be a numpy.random.Generator, a non-negative integer seed, a "
-        f"numpy.random.SeedSequence or None; got {rng!r} of type {type(rng).__name__}"
-    )
-
-
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {value!r} of type {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value: Any, *, allow_zero: bool = False, allow_inf: bool = False) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {value!r} of type {type(value).__name__}")
-    v = float(value)
-    if math.isnan(v) or (math.isinf(v) and not (allow_inf and v > 0)):
-        allowed = "finite or +inf" if allow_inf else "finite"
-        raise ValueError(f"{name} must be {allowed}; got {value!r}")
-    if v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
-    return v
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -394,12 +359,12 @@ def train_linear_attention(
     :doc:`chapter 7 </book/trained/networks>`.
     """
     X, y, xq, yq = _unpack_contexts(contexts)
-    steps = _check_int("steps", steps, 1)
-    lr = _check_positive("lr", lr)
-    wd = _check_positive("weight_decay", weight_decay, allow_zero=True)
+    steps = check_int("steps", steps, low=1)
+    lr = check_scalar("lr", lr, low=0, low_open=True)
+    wd = check_scalar("weight_decay", weight_decay, low=0)
     optimizer = _check_choice("optimizer", optimizer, OPTIMIZERS)
-    init_scale = _check_positive("init_scale", init_scale)
-    gen = _as_rng(rng)
+    init_scale = check_scalar("init_scale", init_scale, low=0, low_open=True)
+    gen = as_rng(rng)
     n, ell, d = X.shape
     D = d + 1
     t0 = time.perf_counter()
@@ -574,10 +539,10 @@ class TrainedTransformer:
         ``fresh_tasks=True`` draws a fresh task per context (the ICL error); ``False``
         uses the training task set (the IDG error; the same as ICL when ``kappa = inf``).
         """
-        n_test = _check_int("n_test", n_test, 2)
+        n_test = check_int("n_test", n_test, low=2)
         s = self.settings
         tasks = None if fresh_tasks else self.tasks
-        ctx = lib.samplers.sample_contexts(n_test, s["d"], s["ell"], tasks, self.teacher, s["rho"], _as_rng(rng))
+        ctx = lib.samplers.sample_contexts(n_test, s["d"], s["ell"], tasks, self.teacher, s["rho"], as_rng(rng))
         r2 = (ctx.y_query - self.predict(ctx.X, ctx.y, ctx.x_query)) ** 2
         return float(r2.mean()), float(r2.std(ddof=1) / math.sqrt(n_test))
 
@@ -671,19 +636,19 @@ def train_transformer(
     Cost per step ``O(batch ell width^2)`` for one layer, plus ``O(batch ell^2 width)``
     for the second. Used in: :doc:`chapter 7 </book/trained/networks>`.
     """
-    d = _check_int("d", d, 1)
-    alpha = _check_positive("alpha", alpha)
-    rho = _check_positive("rho", rho, allow_zero=True)
-    kappa = _check_positive("kappa", kappa, allow_inf=True)
-    layers = _check_int("layers", layers, 1)
+    d = check_int("d", d, low=1)
+    alpha = check_scalar("alpha", alpha, low=0, low_open=True)
+    rho = check_scalar("rho", rho, low=0)
+    kappa = check_scalar("kappa", kappa, low=0, low_open=True, allow_inf=True)
+    layers = check_int("layers", layers, low=1)
     if layers > 2:
         raise ValueError(f"layers must be 1 or 2; got {layers!r}")
-    width = _check_int("width", width, 2)
+    width = check_int("width", width, low=2)
     attention = _check_choice("attention", attention, ATTENTIONS)
-    steps = _check_int("steps", steps, 1)
-    batch = _check_int("batch", batch, 1)
-    lr = _check_positive("lr", lr)
-    gen = _as_rng(rng)
+    steps = check_int("steps", steps, low=1)
+    batch = check_int("batch", batch, low=1)
+    lr = check_scalar("lr", lr, low=0, low_open=True)
+    gen = as_rng(rng)
     ell = max(1, round(alpha * d))
     # fails early, with sample_contexts' own message, on a teacher it does not accept
     lib.samplers.sample_contexts(1, d, ell, None, teacher, rho, np.random.default_rng(0))

@@ -86,6 +86,16 @@ def _on_slider(name: str, value: Any, low: float, high: float, *, allow_inf: boo
     return value
 
 
+def _model_sliders(teacher: Any, alpha: Any, kappa: Any, rho: Any, lam: Any) -> tuple[str, float, float, float, float]:
+    """The initial values of an explorer of the model's parameters, checked against its sliders
+    (``alpha``, ``kappa`` on log sliders, ``kappa = inf`` allowed; ``rho``, ``lam`` linear)."""
+    teacher = _teacher_name(teacher)
+    alpha = _on_slider("alpha", alpha, *LOG_SLIDER_RANGE)
+    kappa = _on_slider("kappa", kappa, *LOG_SLIDER_RANGE, allow_inf=True)
+    rho, lam = (_on_slider(k, v, *LINEAR_SLIDER_RANGE) for k, v in (("rho", rho), ("lam", lam)))
+    return teacher, alpha, kappa, rho, lam
+
+
 def _teacher_name(teacher: Any, argument: str = "teacher") -> str:
     """A catalogue name for a drop-down (validated, lower case)."""
     if not isinstance(teacher, str):
@@ -232,10 +242,7 @@ def finite_data_explorer(
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`.
     """
 
-    teacher = _teacher_name(teacher)
-    alpha = _on_slider("alpha", alpha, *LOG_SLIDER_RANGE)
-    kappa = _on_slider("kappa", kappa, *LOG_SLIDER_RANGE, allow_inf=True)
-    rho, lam = (_on_slider(k, v, *LINEAR_SLIDER_RANGE) for k, v in (("rho", rho), ("lam", lam)))
+    teacher, alpha, kappa, rho, lam = _model_sliders(teacher, alpha, kappa, rho, lam)
     tau_max = _on_slider("tau_max", tau_max, 1.5, 20.0)
     fresh = math.isinf(kappa)
 
@@ -454,10 +461,7 @@ def equivalence_explorer(
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
 
-    teacher = _teacher_name(teacher)
-    alpha = _on_slider("alpha", alpha, *LOG_SLIDER_RANGE)
-    kappa = _on_slider("kappa", kappa, *LOG_SLIDER_RANGE, allow_inf=True)
-    rho, lam = (_on_slider(k, v, *LINEAR_SLIDER_RANGE) for k, v in (("rho", rho), ("lam", lam)))
+    teacher, alpha, kappa, rho, lam = _model_sliders(teacher, alpha, kappa, rho, lam)
     kappa_inf = bool(np.isinf(kappa))
 
     def show(
@@ -511,9 +515,9 @@ def spectral_figure(
 ):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.spectral.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
-    Bayes-optimal link (:func:`lib.spectral.spectral_error`), linear attention's
+    Bayes-optimal link (:func:`lib.theory.spectral.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
     (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the floor
     :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
@@ -523,7 +527,7 @@ def spectral_figure(
     teacher : str
         A name in :data:`lib.hermite.LINKS`.
     preprocess : str
-        One of :data:`lib.spectral.SPECTRAL_PREPROCESSINGS`.
+        One of :data:`lib.theory.spectral.SPECTRAL_PREPROCESSINGS`.
     alpha : float
         The marked context length per dimension.
     rho : float

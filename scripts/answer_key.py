@@ -25,10 +25,14 @@ import posixpath
 import sys
 from pathlib import Path
 
-import yaml
 from bs4 import BeautifulSoup, Tag
 
-ROOT = Path(__file__).resolve().parent.parent
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
+    sys.path.insert(0, str(_HERE))
+import sync_notebooks  # noqa: E402  (after the sys.path line above; reads _toc.yml)
+
+ROOT = _HERE.parent
 #: What the key takes from a chapter page, in document order.
 SELECT = "div.exercise, div.solution, div.cell.tag_lab-solution"
 PRINT_CSS = """
@@ -47,22 +51,7 @@ div.solution { border-left: 4px solid #2a7ab0; }
 
 def chapter_pages(root: Path = ROOT) -> list[str]:
     """The pages of ``_toc.yml`` in reading order (paths without suffix)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    pages: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if isinstance(node.get(key), str):
-                    pages.append(str(Path(node[key]).with_suffix("")))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return list(dict.fromkeys(pages))
+    return list(dict.fromkeys(str(Path(name).with_suffix("")) for name in sync_notebooks.toc_files(root)))
 
 
 def _is_local(url: str) -> bool:

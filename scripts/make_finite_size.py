@@ -513,29 +513,36 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _compute_rows(todo: list[RowSpec], client: Any, on_row: Callable[[RowSpec, dict[str, Any]], None]) -> None:
+def _row_key(spec: RowSpec) -> str:
+    """The Dask task name of a row."""
+    return f"row-{spec.experiment}-{spec.label}-{spec.variant}-{spec.d}-{spec.draw}-{spec.seed}"
+
+
+def _compute_rows(
+    todo: list[Any],
+    client: Any,
+    on_row: Callable[[Any, dict[str, Any]], None],
+    run: Callable[[Any], dict[str, Any]] = run_row,
+    key: Callable[[Any], str] = _row_key,
+) -> None:
     """Compute the rows of ``todo``, calling ``on_row(spec, row)`` as each one finishes.
 
     ``client`` is a :class:`dask.distributed.Client` (every row becomes one task, submitted
     in run order with decreasing priority, so workers pick them up in that order) or None
     (rows run one after another in this process). A row's result depends only on its spec
-    (its seed), not on which worker runs it or when.
+    (its seed), not on which worker runs it or when. ``run`` computes a row and ``key``
+    names its Dask task (:func:`_row_key` by default); scripts/make_training.py passes its
+    own.
     """
     if client is None:
         for spec in todo:
-            on_row(spec, run_row(spec))
+            on_row(spec, run(spec))
         return
     from dask.distributed import as_completed
 
     futures = {}
     for i, spec in enumerate(todo):
-        fut = client.submit(
-            run_row,
-            spec,
-            key=f"row-{spec.experiment}-{spec.label}-{spec.variant}-{spec.d}-{spec.draw}-{spec.seed}",
-            priority=len(todo) - i,
-            pure=False,
-        )
+        fut = client.submit(run, spec, key=key(spec), priority=len(todo) - i, pure=False)
         futures[fut] = spec
     try:
         for fut in as_completed(futures):
@@ -795,6 +802,17 @@ def start_client(workers: int | None = None, scheduler: str | None = None) -> An
     return Client(cluster)
 
 
+def stop_client(client: Any, scheduler: str | None) -> None:
+    """Close a client of :func:`start_client` (None: nothing to do), and its local cluster,
+    but never the cluster of a running scheduler given by its address."""
+    if client is None:
+        return
+    cluster = getattr(client, "cluster", None)
+    client.close()
+    if cluster is not None and scheduler is None:
+        cluster.close()
+
+
 def _parse_dims(text: str) -> tuple[int, ...]:
     try:
         dims = tuple(int(t) for t in text.split(",") if t.strip())
@@ -887,11 +905,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress=not args.no_progress,
             )
     finally:
-        if client is not None:
-            cluster = getattr(client, "cluster", None)
-            client.close()
-            if cluster is not None and args.scheduler is None:
-                cluster.close()
+        stop_client(client, args.scheduler)
     return 0
 
 

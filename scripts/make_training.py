@@ -416,30 +416,9 @@ def _write_meta(
     tmp.replace(json_path)
 
 
-def _compute(todo: list[Row], client: Any, on_row: Callable[[Row, dict[str, Any]], None]) -> None:
-    """One Dask task per row, submitted in run order (or in this process without a client)."""
-    if client is None:
-        for spec in todo:
-            on_row(spec, run_row(spec))
-        return
-    from dask.distributed import as_completed
-
-    futures = {}
-    for i, spec in enumerate(todo):
-        fut = client.submit(
-            run_row,
-            spec,
-            key=f"train-{spec.experiment}-{spec.config_index}-{spec.kind}-{spec.draw}-{spec.seed}",
-            priority=len(todo) - i,
-            pure=False,
-        )
-        futures[fut] = spec
-    try:
-        for fut in as_completed(futures):
-            on_row(futures[fut], fut.result())
-    finally:
-        for fut in futures:
-            fut.cancel()
+def _task_key(spec: Row) -> str:
+    """The Dask task name of a row."""
+    return f"train-{spec.experiment}-{spec.config_index}-{spec.kind}-{spec.draw}-{spec.seed}"
 
 
 def run_experiment(
@@ -490,7 +469,7 @@ def run_experiment(
             )
             _write_meta(name, csv_path, json_path, command, started, previous, done[0], el, client, False)
 
-        _compute(todo, client, on_row)
+        mfs._compute_rows(todo, client, on_row, run=run_row, key=_task_key)  # one Dask task per row
     if todo or not json_path.exists():
         _write_meta(
             name, csv_path, json_path, command, started, previous, len(todo), time.perf_counter() - t0, client, True
@@ -601,11 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             run_experiment(name, out, args.fresh, command, log, client, groups)
     finally:
-        if client is not None:
-            cluster = getattr(client, "cluster", None)
-            client.close()
-            if cluster is not None and args.scheduler is None:
-                cluster.close()
+        mfs.stop_client(client, args.scheduler)
     return 0
 
 

@@ -98,8 +98,8 @@ def load_config(root: Path) -> dict:
         return yaml.safe_load(fh)
 
 
-def toc_notebooks(root: Path) -> list[Path]:
-    """Every ``.ipynb`` listed in ``_toc.yml`` (in order), as absolute paths."""
+def toc_files(root: Path) -> list[str]:
+    """The ``root`` and ``file`` entries of ``_toc.yml``, in reading order, as written there."""
     with open(root / "_toc.yml", encoding="utf-8") as fh:
         toc = yaml.safe_load(fh)
     files: list[str] = []
@@ -116,8 +116,13 @@ def toc_notebooks(root: Path) -> list[Path]:
                 walk(item)
 
     walk(toc)
+    return files
+
+
+def toc_notebooks(root: Path) -> list[Path]:
+    """Every ``.ipynb`` listed in ``_toc.yml`` (in order), as absolute paths."""
     out = []
-    for name in files:
+    for name in toc_files(root):
         path = root / name
         path = path if path.suffix else path.with_suffix(".ipynb")
         if path.suffix == ".ipynb" and path.exists() and path not in out:

@@ -29,10 +29,11 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 docscrape = pytest.importorskip("numpydoc.docscrape")
 
 MODULES = (
-    "lib", "lib._checks", "lib.quadrature", "lib.hermite", "lib.teachers", "lib.samplers", "lib.attention",
+    "lib", "lib._checks", "lib._limits", "lib._ridge_solvers", "lib.quadrature", "lib.hermite", "lib.teachers",
+    "lib.samplers", "lib.attention",
     "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",
-    "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
+    "lib.theory.spectral", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
     "lib.claims", "lib.tables", "lib.plotting", "lib.widgets",
 )  # fmt: skip
 CHECKED = {"GL06", "GL07", "PR01", "PR02", "RT01", "RT03"}

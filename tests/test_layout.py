@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "lib"
 #: Largest module, in lines ("no module over ~800 lines").
-MAX_LINES = 820
+MAX_LINES = 800
 #: Modules owned by the teaching layer's developers and not (yet) split.
 SIZE_EXEMPT: frozenset[str] = frozenset()
 

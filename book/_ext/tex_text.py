@@ -202,6 +202,11 @@ def _script(arg: str, table: dict[str, str], mark: str) -> str:
     return mark + (arg if len(arg) == 1 else "(" + arg + ")" if " " in arg else arg)
 
 
+def _fraction_part(s: str) -> str:
+    """A numerator or denominator of a/b: in parentheses unless one symbol or a word."""
+    return s if len(s) <= 1 or s.isalnum() else f"({s})"
+
+
 def _convert(tex: str, depth: int = 0) -> str:
     if depth > 20:  # a runaway macro
         return tex
@@ -221,8 +226,7 @@ def _convert(tex: str, depth: int = 0) -> str:
                 num, i = _group(tex, i)
                 den, i = _group(tex, i)
                 num, den = _convert(num, depth + 1), _convert(den, depth + 1)
-                wrap = lambda s: s if len(s) <= 1 or s.isalnum() else f"({s})"
-                out.append(f"{wrap(num)}/{wrap(den)}")
+                out.append(f"{_fraction_part(num)}/{_fraction_part(den)}")
             elif name == "sqrt":
                 arg, i = _group(tex, i)
                 arg = _convert(arg, depth + 1)

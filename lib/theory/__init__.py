@@ -15,14 +15,15 @@ one-layer linear attention are deterministic; this package evaluates them:
   (chapters 3-5);
 - :mod:`lib.theory.kappa_inf`         closed forms at :math:`\kappa = \infty` and the
   context-ridge baseline (chapters 4-5);
-- :mod:`lib.theory.gap`               the finite-size gap heuristic (chapter 3.2).
+- :mod:`lib.theory.gap`               the finite-size gap heuristic (chapter 3.2);
+- :mod:`lib.theory.spectral`          the limit of the spectral estimator of
+  :mod:`lib.spectral` (chapter 6).
 
 Their public names are re-exported here (``lib.theory.icl_error``). The teacher's
-statistics (:func:`lib.teachers.effective_noise`) live in :mod:`lib.teachers`, the
-spectral estimator's theory with the estimator in :mod:`lib.spectral`.
+statistics (:func:`lib.teachers.effective_noise`) live in :mod:`lib.teachers`.
 """
 
-from lib.theory import gap, kappa_inf, linear, marchenko_pastur, nonlinear
+from lib.theory import gap, kappa_inf, linear, marchenko_pastur, nonlinear, spectral
 from lib.theory.gap import GapEstimate, gap_estimate
 from lib.theory.kappa_inf import (
     context_ridge_error,
@@ -42,6 +43,14 @@ from lib.theory.nonlinear import (
     pure_noise_error_integral,
     transition_kappa,
 )
+from lib.theory.spectral import (
+    SPECTRAL_PREPROCESSINGS,
+    optimal_preprocess,
+    spectral_error,
+    spectral_overlap,
+    spectral_threshold,
+    weak_recovery_threshold,
+)
 
 __all__ = [
     "gap",
@@ -49,11 +58,13 @@ __all__ = [
     "linear",
     "marchenko_pastur",
     "nonlinear",
+    "spectral",
     *marchenko_pastur.__all__,
     *linear.__all__,
     *nonlinear.__all__,
     *kappa_inf.__all__,
     *gap.__all__,
+    *spectral.__all__,
 ]
 
 #: Names that moved out of ``lib.theory`` in the split of ``lib`` by concept, and where
@@ -63,11 +74,6 @@ _MOVED = {
     "gaussian_equivalent_ridge": "lib.teachers",
     "A1_ZERO_RTOL": "lib.teachers",
     "A1_ZERO_ATOL": "lib.teachers",
-    "spectral_overlap": "lib.spectral",
-    "spectral_threshold": "lib.spectral",
-    "spectral_error": "lib.spectral",
-    "optimal_preprocess": "lib.spectral",
-    "weak_recovery_threshold": "lib.spectral",
 }
 
 

@@ -1,5 +1,6 @@
 """The code is formatted and linted with the pinned ruff: the chapters' code cells (ruff format
-at 88 characters a line and ruff check, with book/ruff.toml) like lib, tests, scripts and bench.
+at 88 characters a line and ruff check, with book/ruff.toml) like lib, tests, scripts, bench and
+the book's Sphinx extensions (book/_ext).
 """
 
 import json
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The Python code under ruff (the Makefile's LINT_PATHS; the notebooks are checked below).
+PYTHON_PATHS = ("lib", "tests", "scripts", "bench", "book/_ext")
 
 
 def test_notebook_code_is_ruff_formatted():
@@ -68,16 +71,17 @@ def test_notebook_code_does_not_write_globals():
 
 @pytest.mark.parametrize("command", [["format", "--check", "--diff"], ["check"]], ids=["format", "check"])
 def test_python_code_is_ruff_clean(command):
-    # lib, tests, scripts and bench with the settings of pyproject.toml ([tool.ruff]);
-    # the pinned ruff of requirements.txt
+    # lib, tests, scripts and bench with the settings of pyproject.toml ([tool.ruff]), and
+    # the book's Sphinx extensions book/_ext with book/ruff.toml's; the pinned ruff of
+    # requirements.txt
     pytest.importorskip("ruff")
     out = subprocess.run(
-        [sys.executable, "-m", "ruff", *command, "lib", "tests", "scripts", "bench"],
+        [sys.executable, "-m", "ruff", *command, *PYTHON_PATHS],
         capture_output=True,
         text=True,
         cwd=ROOT,
     )
     assert out.returncode == 0, (
-        f"`ruff {' '.join(command)}` fails; run `.venv/bin/ruff format lib tests scripts bench` "
-        "and `.venv/bin/ruff check --fix lib tests scripts bench`:\n" + out.stdout[-3000:] + out.stderr[-2000:]
+        f"`ruff {' '.join(command)}` fails; run `make lint-fix` (ruff format and ruff check --fix on "
+        f"{' '.join(PYTHON_PATHS)}):\n" + out.stdout[-3000:] + out.stderr[-2000:]
     )
