@@ -86,7 +86,9 @@ def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
 
     Returns
     -------
-    dict of numpy.ndarray, each of shape (n,)
+    dict of numpy.ndarray
+        The features above, keyed ``"linear"``, ``"quadratic"``, ``"q"``, ``"mean"``,
+        each of shape (n,).
     """
     X, y, x_query = _check_contexts_arrays(X, y, x_query)
     _, ell, d = X.shape
@@ -153,6 +155,7 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
+        One dict per row of the CSV file, numbers as floats, other fields as strings.
     """
     path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
     if not path.exists():
