@@ -20,8 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
-__all__ = ["DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs"]
+from ._checks import check_real, check_scalar
+
+__all__ = [
+    "DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs", "select_runs", "sweep_arrays",
+    "welch_interval",
+]  # fmt: skip
 
 #: Folder of the stored training sweeps (``training_<experiment>.csv/.json``).
 DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
@@ -80,7 +86,9 @@ def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
 
     Returns
     -------
-    dict of numpy.ndarray, each of shape (n,)
+    dict of numpy.ndarray
+        The features above, keyed ``"linear"``, ``"quadratic"``, ``"q"``, ``"mean"``,
+        each of shape (n,).
     """
     X, y, x_query = _check_contexts_arrays(X, y, x_query)
     _, ell, d = X.shape
@@ -147,6 +155,7 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
+        One dict per row of the CSV file, numbers as floats, other fields as strings.
     """
     path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
     if not path.exists():
@@ -196,3 +205,161 @@ def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str =
         se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
         out.append({**dict(zip(by, key)), "mean": float(v.mean()), "se": se, "count": int(v.size)})
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# 5. selections of the sweeps and their uncertainties (chapter 7)
+# ----------------------------------------------------------------------------------------
+
+
+def select_runs(rows: list[dict[str, Any]], **equal: Any) -> list[dict[str, Any]]:
+    """The rows whose columns equal the given values.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows.
+    **equal
+        Column names and the value each must have (``teacher="h2", alpha=4.0``); numbers
+        are compared as floats.
+
+    Returns
+    -------
+    list of dict
+        The matching rows, in their order.
+
+    Raises
+    ------
+    ValueError
+        If a column is not in the rows.
+    """
+    if not isinstance(rows, list):
+        raise TypeError(f"rows must be a list of dict (load_runs rows); got {type(rows).__name__}")
+    known = set().union(*(r.keys() for r in rows)) if rows else set()
+    unknown = sorted(set(equal) - known)
+    if rows and unknown:
+        raise ValueError(f"the columns {unknown} are not in the rows; columns: {sorted(known)}")
+
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool):
+            try:
+                return float(a) == float(b)
+            except (TypeError, ValueError):
+                return False
+        return a == b
+
+    return [r for r in rows if all(same(r.get(k), v) for k, v in equal.items())]
+
+
+def sweep_arrays(
+    rows: list[dict[str, Any]], by: str, value: str = "icl", level: float = 0.95, **equal: Any
+) -> dict[str, np.ndarray]:
+    r"""Per-group mean, standard error and Student-t interval over the seeds, as arrays.
+
+    The rows matching ``equal`` (:func:`select_runs`) are grouped by the column ``by``
+    (:func:`summarize_runs`). For a group of :math:`m` seeds with mean :math:`\bar e` and
+    standard error :math:`s`, the interval is :math:`\bar e \pm t_{m-1}\, s` with
+    :math:`t_{m-1}` the two-sided ``level`` quantile of Student's t with :math:`m - 1`
+    degrees of freedom.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows.
+    by : str
+        The column that indexes the result (e.g. ``"alpha"`` or ``"d"``).
+    value : str
+        The column to average (default ``"icl"``).
+    level : float
+        Confidence level of the interval, in (0, 1).
+    **equal
+        The selection, as in :func:`select_runs`.
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``by`` (sorted), ``"mean"``, ``"se"``, ``"count"`` and ``"half"`` (the half-width
+        of the t-interval; NaN for a group of one seed).
+
+    Raises
+    ------
+    ValueError
+        If nothing matches, or ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    chosen = select_runs(rows, **equal)
+    if not chosen:
+        raise ValueError(f"no rows match {equal!r}")
+    groups = summarize_runs(chosen, (by,), value)
+    out = {k: np.array([g[k] for g in groups], dtype=float) for k in (by, "mean", "se")}
+    out["count"] = np.array([g["count"] for g in groups], dtype=int)
+    with np.errstate(invalid="ignore"):
+        tq = np.where(out["count"] > 1, stats.t.ppf(0.5 + level / 2, np.maximum(out["count"] - 1, 1)), np.nan)
+    out["half"] = tq * out["se"]
+    return out
+
+
+def welch_interval(
+    mean_a: Any, se_a: Any, n_a: Any, mean_b: Any, se_b: Any, n_b: Any, level: float = 0.95
+) -> dict[str, np.ndarray]:
+    r"""Difference of two means with its Welch standard error, degrees of freedom and t-interval.
+
+    For means :math:`\bar a, \bar b` with standard errors :math:`s_a, s_b` over
+    :math:`n_a, n_b` independent draws, the difference :math:`\bar a - \bar b` has standard
+    error :math:`s = \sqrt{s_a^2 + s_b^2}` and Welch–Satterthwaite degrees of freedom
+    :math:`\nu = s^4 / (s_a^4/(n_a - 1) + s_b^4/(n_b - 1))`; the interval is
+    :math:`\bar a - \bar b \pm t_\nu s`. Pass ``n = inf`` for a mean whose standard error
+    rests on very many draws (a Monte Carlo average): its term then drops out of
+    :math:`\nu`.
+
+    Parameters
+    ----------
+    mean_a, se_a, n_a : float or array_like
+        First mean, its standard error (>= 0) and its number of draws (> 1, or inf).
+    mean_b, se_b, n_b : float or array_like
+        The same for the second mean (broadcast against the first).
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``"diff"``, ``"se"``, ``"dof"``, ``"half"`` (half-width of the interval),
+        ``"t"`` (``diff / se``) and ``"p"`` (two-sided p-value of ``diff = 0``).
+
+    Raises
+    ------
+    ValueError
+        If a standard error is negative, a count is not > 1, both standard errors are
+        zero, or ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    ma, mb = check_real("mean_a", mean_a), check_real("mean_b", mean_b)
+    sa, sb = check_real("se_a", se_a, low=0.0), check_real("se_b", se_b, low=0.0)
+    na = check_real("n_a", n_a, low=1.0, low_open=True, allow_inf=True)
+    nb = check_real("n_b", n_b, low=1.0, low_open=True, allow_inf=True)
+    ma, mb, sa, sb, na, nb = np.broadcast_arrays(ma, mb, sa, sb, na, nb)
+    se = np.hypot(sa, sb)
+    if np.any(se == 0):
+        raise ValueError(f"se_a and se_b must not both be 0; got {se_a!r} and {se_b!r}")
+    denom = sa**4 / (na - 1.0) + sb**4 / (nb - 1.0)
+    with np.errstate(divide="ignore"):
+        dof = np.where(denom > 0, se**4 / np.where(denom > 0, denom, 1.0), np.inf)
+    diff = ma - mb
+    t = diff / se
+    return {
+        "diff": diff,
+        "se": se,
+        "dof": dof,
+        "half": stats.t.ppf(0.5 + level / 2, dof) * se,
+        "t": t,
+        "p": 2.0 * stats.t.sf(np.abs(t), dof),
+    }
