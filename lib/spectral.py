@@ -40,10 +40,14 @@ from lib.theory.spectral import (
     SPECTRAL_Z_POINTS,
     _check_preprocess,
     _standardized_preprocess,
+    floor_crossing,
     optimal_preprocess,
+    posterior_second_moment,
+    shifted_preprocess,
     spectral_error,
     spectral_overlap,
     spectral_threshold,
+    truncated_preprocess,
     weak_recovery_threshold,
 )
 
@@ -59,6 +63,10 @@ __all__ = [
     "spectral_error",
     "optimal_preprocess",
     "weak_recovery_threshold",
+    "posterior_second_moment",
+    "shifted_preprocess",
+    "truncated_preprocess",
+    "floor_crossing",
     # the theory's constants, defined in lib.theory.spectral
     "SPECTRAL_ALPHA_MAX",
     "SPECTRAL_CLIP",

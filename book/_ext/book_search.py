@@ -74,7 +74,7 @@ def _main_text(html: str) -> tuple[str, list[list]]:
             return
         if pieces and pieces[-1].endswith(" ") and text.startswith(" "):
             text = text[1:]
-        # astral characters (the double-struck E of an expectation) as their plain letter:
+        # astral characters (the double-struck E of an expectation) as plain letters:
         # the search page cuts snippets by UTF-16 units and would split their pairs
         text = re.sub(
             r"[\U00010000-\U0010FFFF]",

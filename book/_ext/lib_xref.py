@@ -2,7 +2,8 @@
 
 ``lib.theory`` and ``lib.finite_size`` are packages whose ``__init__`` re-exports the
 public names of their modules, so a chapter writes ``lib.theory.icl_error`` while the
-API reference documents the function where it is defined, ``lib.theory.linear.icl_error``.
+API reference documents the function where it is defined,
+``lib.theory.linear.icl_error``.
 A docstring may also name a function of a sibling module by its short name. When Sphinx
 cannot resolve such a Python reference, this extension looks for the one documented
 ``lib`` object with that last name (of the role's kind, inside the package the

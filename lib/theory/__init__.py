@@ -45,10 +45,14 @@ from lib.theory.nonlinear import (
 )
 from lib.theory.spectral import (
     SPECTRAL_PREPROCESSINGS,
+    floor_crossing,
     optimal_preprocess,
+    posterior_second_moment,
+    shifted_preprocess,
     spectral_error,
     spectral_overlap,
     spectral_threshold,
+    truncated_preprocess,
     weak_recovery_threshold,
 )
 

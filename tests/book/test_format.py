@@ -69,6 +69,36 @@ def test_notebook_code_does_not_write_globals():
     assert not used, f"globals()/locals()/vars() in code cells: {used}"
 
 
+# Functions a chapter may define in its code cells besides the reader's own (cells tagged
+# lab-solution, functions named my_*): a lab's reference solution or an exercise's objective
+# as the reader writes it, and hidden re-implementations of a printed formula whose purpose is
+# to check lib against the text. Analysis helpers belong in lib.
+ALLOWED_DEFS = {
+    ("book/linear/model.ipynb", "err"),
+    ("book/linear/model.ipynb", "reference"),
+    ("book/linear/learning_curves.ipynb", "printed_icl_ridge"),
+    ("book/linear/learning_curves.ipynb", "printed_icl_ridgeless"),
+    ("book/linear/learning_curves.ipynb", "printed_idg"),
+    ("book/linear/learning_curves.ipynb", "structure"),
+    ("book/equivalence/verification.ipynb", "reference"),
+}
+
+
+def test_notebooks_define_no_helper_functions():
+    """Chapters import their analysis from lib: a def in a code cell is the reader's or a check."""
+    found = []
+    for path in _notebooks():
+        rel = Path(path).relative_to(ROOT).as_posix()
+        for i, cell in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"]):
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if cell["cell_type"] != "code" or "lab-solution" in cell.get("metadata", {}).get("tags", []):
+                continue
+            for name in re.findall(r"^def (\w+)", source, flags=re.M):
+                if not name.startswith("my_") and (rel, name) not in ALLOWED_DEFS:
+                    found.append(f"{rel}, cell {i}: def {name}")
+    assert not found, f"functions defined in chapter code cells (move them to lib): {found}"
+
+
 @pytest.mark.parametrize("command", [["format", "--check", "--diff"], ["check"]], ids=["format", "check"])
 def test_python_code_is_ruff_clean(command):
     # lib, tests, scripts and bench with the settings of pyproject.toml ([tool.ruff]), and

@@ -1,16 +1,16 @@
-"""Tests of lib.spectral_tools: posterior preprocessings and the floor crossing."""
+"""Tests of the posterior preprocessings and the floor crossing of lib.theory.spectral (reached as lib.spectral)."""
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import spectral, spectral_tools, teachers
+from lib import spectral, teachers
 
 
 def test_posterior_second_moment_against_direct_quadrature():
     # E[z^2 | y] for y = h2(z) + eps, by brute-force quadrature on a fine z grid
     rho = 0.2
-    v = spectral_tools.posterior_second_moment("h2", rho)
+    v = spectral.posterior_second_moment("h2", rho)
     z = np.linspace(-12, 12, 200001)
     fz = (z**2 - 1) / np.sqrt(2)
     for y in (-1.0, 0.0, 0.7, 3.0):
@@ -21,7 +21,7 @@ def test_posterior_second_moment_against_direct_quadrature():
 def test_posterior_second_moment_linear_teacher_closed_form():
     # linear teacher: z | y ~ N(y/(1+rho), rho/(1+rho)), so E[z^2|y] = var + mean^2
     rho = 0.5
-    v = spectral_tools.posterior_second_moment("linear", rho)
+    v = spectral.posterior_second_moment("linear", rho)
     y = np.array([-2.0, 0.0, 1.5])
     assert_allclose(v(y), rho / (1 + rho) + (y / (1 + rho)) ** 2, rtol=1e-4)
 
@@ -29,8 +29,8 @@ def test_posterior_second_moment_linear_teacher_closed_form():
 def test_shift_zero_is_the_optimal_preprocessing():
     y = np.linspace(-4.0, 6.0, 41)
     t_star = spectral.optimal_preprocess("h2", 0.1)(y)
-    assert_allclose(spectral_tools.shifted_preprocess("h2", 0.1, 0.0)(y), t_star, atol=1e-12)
-    t_b = spectral_tools.shifted_preprocess("h2", 0.1, 1.0)(y)
+    assert_allclose(spectral.shifted_preprocess("h2", 0.1, 0.0)(y), t_star, atol=1e-12)
+    t_b = spectral.shifted_preprocess("h2", 0.1, 1.0)(y)
     assert np.all(t_b > -1.0) and np.all(t_b < 1.0)  # bounded for b > 0
     assert np.all(np.sign(t_b) == np.sign(t_star))
 
@@ -38,18 +38,18 @@ def test_shift_zero_is_the_optimal_preprocessing():
 def test_shifted_rival_has_no_smaller_threshold():
     # Cauchy-Schwarz (chapter 6): no preprocessing beats T*; a shifted one is above it
     a_star = spectral.weak_recovery_threshold("h2", 0.1)
-    a_shift = spectral.spectral_threshold("h2", 0.1, spectral_tools.shifted_preprocess("h2", 0.1, 0.5))
+    a_shift = spectral.spectral_threshold("h2", 0.1, spectral.shifted_preprocess("h2", 0.1, 0.5))
     assert a_shift > a_star * (1 + 1e-6)
 
 
 def test_truncation_bounds_and_approaches_the_optimum():
     T = spectral.optimal_preprocess("h2", 0.1)
     y = np.linspace(-8.0, 8.0, 161)
-    cut = spectral_tools.truncated_preprocess(T, -2.0)
+    cut = spectral.truncated_preprocess(T, -2.0)
     assert cut(y).min() >= -2.0
     assert_allclose(cut(y)[T(y) > -2.0], T(y)[T(y) > -2.0])
     excess = [
-        spectral.spectral_threshold("h2", 0.1, spectral_tools.truncated_preprocess(T, -k))
+        spectral.spectral_threshold("h2", 0.1, spectral.truncated_preprocess(T, -k))
         / spectral.spectral_threshold("h2", 0.1, T)
         - 1
         for k in (1.0, 3.0, 10.0)
@@ -59,21 +59,21 @@ def test_truncation_bounds_and_approaches_the_optimum():
 
 def test_floor_crossing_is_a_root():
     rho = 0.1
-    a = spectral_tools.floor_crossing("relu", rho, bracket=(1.0, 100.0))
+    a = spectral.floor_crossing("relu", rho, bracket=(1.0, 100.0))
     assert_allclose(spectral.spectral_error(a, "relu", rho), teachers.effective_noise("relu", rho), rtol=1e-8)
     assert spectral.spectral_error(1.1 * a, "relu", rho) < teachers.effective_noise("relu", rho)
 
 
 def test_bad_input():
     with pytest.raises(ValueError, match="shift"):
-        spectral_tools.shifted_preprocess("h2", 0.1, -0.5)
+        spectral.shifted_preprocess("h2", 0.1, -0.5)
     with pytest.raises(ValueError, match="rho"):
-        spectral_tools.posterior_second_moment("h2", 0.0)
+        spectral.posterior_second_moment("h2", 0.0)
     with pytest.raises(TypeError, match="preprocess"):
-        spectral_tools.truncated_preprocess(3.0, -1.0)
+        spectral.truncated_preprocess(3.0, -1.0)
     with pytest.raises(ValueError, match="low"):
-        spectral_tools.truncated_preprocess(np.tanh, np.inf)
+        spectral.truncated_preprocess(np.tanh, np.inf)
     with pytest.raises(ValueError, match="bracket"):
-        spectral_tools.floor_crossing("h2", 0.1, bracket=(5.0, 1.0))
+        spectral.floor_crossing("h2", 0.1, bracket=(5.0, 1.0))
     with pytest.raises(ValueError, match="sign change"):
-        spectral_tools.floor_crossing("linear", 0.1, bracket=(2.0, 4.0))
+        spectral.floor_crossing("linear", 0.1, bracket=(2.0, 4.0))
