@@ -491,7 +491,7 @@ def posterior_second_moment(teacher: Any, rho: float) -> Callable[[np.ndarray], 
     For :math:`z \sim N(0, 1)` and :math:`y = f(z) + \varepsilon`,
     :math:`\varepsilon \sim N(0, \rho)`, tabulated on a grid of labels by the trapezoidal
     rule in :math:`z` and interpolated linearly (constant beyond the grid), as
-    :func:`lib.spectral.optimal_preprocess` does: :math:`T^* = 1 - 1/v`.
+    :func:`optimal_preprocess` does: :math:`T^* = 1 - 1/v`.
 
     Parameters
     ----------
@@ -537,7 +537,7 @@ def shifted_preprocess(teacher: Any, rho: float, shift: float) -> Callable[[np.n
     Returns
     -------
     callable
-        ``T_b(y)``, vectorized, for :func:`lib.spectral.spectral_overlap` and
+        ``T_b(y)``, vectorized, for :func:`spectral_overlap` and
         :func:`lib.spectral.spectral_predict`.
 
     Raises
@@ -568,7 +568,7 @@ def truncated_preprocess(
     ----------
     preprocess : callable
         A vectorized preprocessing :math:`T` (for instance
-        :func:`lib.spectral.optimal_preprocess`, which is unbounded below).
+        :func:`optimal_preprocess`, which is unbounded below).
     low : float
         The level at which :math:`T` is cut (finite).
 
@@ -607,7 +607,7 @@ def floor_crossing(
 
     The root of :math:`e_{\mathrm{spec}}(\alpha) - \rho_{nl}` in ``bracket``, with
     :math:`e_{\mathrm{spec}}` the asymptotic error with the best link
-    (:func:`lib.spectral.spectral_error`) and :math:`\rho_{nl} = \rho + E f^2 - a_1^2` the
+    (:func:`spectral_error`) and :math:`\rho_{nl} = \rho + E f^2 - a_1^2` the
     effective noise (:func:`lib.teachers.effective_noise`), found with
     :func:`scipy.optimize.brentq`. Above it (where the error decreases in
     :math:`\alpha`) the spectral estimator is under the floor of linear attention.
@@ -619,7 +619,7 @@ def floor_crossing(
     rho : float
         Label-noise variance, > 0.
     preprocess : None, str or callable
-        As in :func:`lib.spectral.spectral_overlap` (default: the standardized
+        As in :func:`spectral_overlap` (default: the standardized
         :math:`\tanh`).
     bracket : pair of float
         ``(low, high)`` with ``0 < low < high``, where the difference changes sign.
