@@ -757,7 +757,9 @@ def test_weighted_mean_rejects_bad_input(x, se):
 def test_t_quantile():
     assert_allclose(finite_size.t_quantile(4), 3.182446305284263, rtol=1e-10)
     assert_allclose(finite_size.t_quantile([8, 4, 6]), finite_size.t_quantile(4))
-    assert_allclose(finite_size.t_quantile(2, level=0.5), 1.0, rtol=1e-12)  # Cauchy
+    assert_allclose(
+        finite_size.t_quantile(2, level=0.5), 1.0, rtol=1e-9
+    )  # Cauchy (scipy 1.11 at the floors: 1.3e-11 off)
     for bad in (1, [3, 2.5], 0):
         with pytest.raises(ValueError, match="draws"):
             finite_size.t_quantile(bad)
