@@ -438,8 +438,8 @@ def task_diversity_figure(
     ``e_IDG(kappa)`` (dashed) from :func:`lib.theory.nonlinear_icl_error` and
     :func:`lib.theory.nonlinear_idg_error` on a log grid of ``kappa``, with two reference
     levels: the ``kappa = inf`` ICL error (grey, dotted) and the effective noise
-    ``rho_nl = rho + E[f^2] - a_1^2`` (:func:`lib.teachers.effective_noise`), the floor no
-    amount of data or diversity removes (black, dotted).
+    ``rho_nl = rho + E[f^2] - a_1^2`` (:func:`lib.teachers.effective_noise`), the effective-noise floor
+    no amount of data or diversity removes (black, dotted).
 
     Parameters
     ----------
@@ -506,7 +506,7 @@ def finite_data_figure(
 
     Draws ``e_ICL(tau)`` for ``teacher`` and, thinner, for the linear teacher
     (:func:`lib.theory.nonlinear_icl_error`, ridge ``lam``), on a log error axis with
-    two reference levels per teacher: the ridgeless ``tau -> inf`` floor (dashed;
+    two reference levels per teacher: the ridgeless ``tau -> inf`` limit (dashed;
     evaluated at ``tau = 1e12``, where the ridgeless formula, affine in ``1/(tau - 1)``,
     is within 1e-11 of its limit) and the effective noise ``rho_nl``
     (:func:`lib.teachers.effective_noise`, dotted). With ``lam = 0`` the curves have the
@@ -563,7 +563,7 @@ def finite_data_figure(
     ax.set_yscale("log")
     ax.set_ylim(0.7 * min(positive), 15.0 * max(positive))
     ax.set_xlim(0.0, tau_max)
-    ax.plot([], [], "k--", lw=1.0, label=r"$\tau\to\infty$ floor ($\lambda \to 0$)")
+    ax.plot([], [], "k--", lw=1.0, label=r"$\tau\to\infty$ limit ($\lambda \to 0$)")
     ax.plot([], [], "k:", lw=1.0, label=r"$\rho_{\mathrm{nl}}$")
     ax.set_xlabel(r"$\tau = n/d^2$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
@@ -633,7 +633,7 @@ def equivalence_figure(
     label: str | None = None,
     n_points: int = 400,
 ):
-    """The predicted ICL error of one teacher against ``tau``, with its error floor.
+    """The predicted ICL error of one teacher against ``tau``, with its effective-noise floor.
 
     Draws, from the nonlinearity-noise equivalence (:func:`lib.theory.nonlinear_icl_error`),
 
@@ -648,7 +648,8 @@ def equivalence_figure(
     on a log grid of ``tau`` (solid, the teacher's colour), the error ``E[y^2] = E[f^2] + rho``
     of the zero predictor for reference (grey, dashed), the
     ``tau -> infinity`` limit of ``e_f`` at this ``alpha, kappa`` (grey, dotted) and the
-    floor ``rho_nl = rho + E[f^2] - a_1^2`` (black, dotted) that no amount of data removes.
+    effective-noise floor ``rho_nl = rho + E[f^2] - a_1^2`` (black, dotted) that no amount of
+    data removes.
     The legend title gives ``a_1`` and ``rho_nl``. At ``tau = 1`` with ``lam = 0`` the
     curves diverge (the interpolation peak) and are clipped by the axis limits.
 
@@ -697,7 +698,7 @@ def equivalence_figure(
     theory_line(ax, tau, e_f, color=color_for(name), label=label)
     ax.axhline(ef2 + rho, color="0.55", ls="--", lw=1.3, label=r"predicting $0$: $\mathbb{E}[y^2]$")
     ax.axhline(e_lim, color="0.55", ls=":", lw=1.3, label=r"$\tau \to \infty$ at this $\alpha, \kappa$")
-    ax.axhline(rho_nl, color="0.1", ls=":", lw=1.3, label=r"floor $\rho_{\mathrm{nl}}$")
+    ax.axhline(rho_nl, color="0.1", ls=":", lw=1.3, label=r"effective-noise floor $\rho_{\mathrm{nl}}$")
     finite = e_f[np.isfinite(e_f)]
     bottom = 0.8 * min(rho_nl if rho_nl > 0 else np.inf, finite.min() if finite.size else np.inf, 1.0)
     ax.set(xscale="log", yscale="log", ylim=(max(bottom, 1e-3), 4.0 * max(ef2 + rho, 0.1)))

@@ -2,7 +2,7 @@
 
 :func:`sweep_figure` draws the ICL error of the stored transformer runs
 (``lib/data/training_transformers.csv``) against the context length ``alpha`` for one
-teacher and dimension, beside the floor ``rho_nl`` of the reduced linear attention and
+teacher and dimension, beside the effective-noise floor ``rho_nl`` of the reduced linear attention and
 the asymptotic error of the spectral learner of chapter 6; :func:`sweep_explorer` redraws
 it as a drop-down changes the teacher or the dimension. Imported on demand (it needs
 ipywidgets and matplotlib).

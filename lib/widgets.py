@@ -441,7 +441,7 @@ def equivalence_explorer(
     empty. Sliders set ``alpha``, ``kappa`` (a box switches to ``kappa = inf``), ``rho``
     and ``lam``. The explorer prints ``a_0``, ``a_1``, ``E[f^2]`` and
     ``rho_nl = rho + E[f^2] - a_1^2`` and redraws :func:`lib.plotting.equivalence_figure`:
-    the predicted ``e_ICL(tau)`` with its floor ``rho_nl``. A formula that cannot be used
+    the predicted ``e_ICL(tau)`` with its effective-noise floor ``rho_nl``. A formula that cannot be used
     prints the reason instead of a traceback.
 
     Parameters
@@ -519,8 +519,8 @@ def spectral_figure(
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
     Bayes-optimal link (:func:`lib.theory.spectral.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
-    (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the floor
-    :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
+    (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the effective-noise
+    floor :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
 
     Parameters
     ----------

@@ -37,7 +37,7 @@ def _check_a1_rho_nl(a1: Any, rho_nl: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kappa_inf_floor(a1: ArrayLike, rho_nl: ArrayLike, alpha: ArrayLike) -> tuple[Any, Any]:
-    r"""The explained part :math:`B` and the floor :math:`E_\infty` of the ridgeless error at :math:`\kappa = \infty`.
+    r"""The explained part :math:`B` and the pretraining limit :math:`E_\infty` of the ridgeless error at :math:`\kappa = \infty`.
 
     .. math::
 

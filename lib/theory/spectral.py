@@ -610,7 +610,7 @@ def floor_crossing(
     (:func:`spectral_error`) and :math:`\rho_{nl} = \rho + E f^2 - a_1^2` the
     effective noise (:func:`lib.teachers.effective_noise`), found with
     :func:`scipy.optimize.brentq`. Above it (where the error decreases in
-    :math:`\alpha`) the spectral estimator is under the floor of linear attention.
+    :math:`\alpha`) the spectral estimator is under the effective-noise floor of linear attention.
 
     Parameters
     ----------
