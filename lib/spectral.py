@@ -47,6 +47,7 @@ from lib.theory.spectral import (
     spectral_error,
     spectral_overlap,
     spectral_threshold,
+    spectral_threshold_spread,
     truncated_preprocess,
     weak_recovery_threshold,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "shifted_preprocess",
     "truncated_preprocess",
     "floor_crossing",
+    "spectral_threshold_spread",
     # the theory's constants, defined in lib.theory.spectral
     "SPECTRAL_ALPHA_MAX",
     "SPECTRAL_CLIP",

@@ -61,11 +61,8 @@ SESSIONS = (
         "Lecture 3: the nonlinearity–noise equivalence",
         pages=("book/equivalence/theorem", "book/equivalence/verification"),
     ),
-    Session(
-        "lecture-4",
-        "Lecture 4: finite data and task diversity",
-        pages=("book/regimes/finite_data", "book/regimes/task_diversity"),
-    ),
+    Session("lecture-4", "Lecture 4: finite pretraining data", pages=("book/regimes/finite_data",)),
+    Session("lecture-5", "Lecture 5: task diversity", pages=("book/regimes/task_diversity",)),
     Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed", "lab-td-dmmse")),
 )
 

@@ -77,3 +77,18 @@ def test_bad_input():
         spectral.floor_crossing("h2", 0.1, bracket=(5.0, 1.0))
     with pytest.raises(ValueError, match="sign change"):
         spectral.floor_crossing("linear", 0.1, bracket=(2.0, 4.0))
+
+
+def test_threshold_spread_small_for_smooth_and_larger_for_kinked():
+    # h2 with the smooth default tanh: the rule is converged; h3 with the kinked
+    # "square" (clipped at 9): the threshold moves by more than 1e-3 between resolutions
+    rho = 0.1
+    assert spectral.spectral_threshold_spread("h2", rho) < 1e-6
+    kinked = spectral.spectral_threshold_spread("h3", rho, "square")
+    assert 1e-3 < kinked < 0.1
+    # both infinite (the linear teacher with tanh has no threshold): no spread
+    assert spectral.spectral_threshold_spread("linear", rho) == 0.0
+    with pytest.raises(ValueError, match="nodes"):
+        spectral.spectral_threshold_spread("h2", rho, nodes=())
+    with pytest.raises(ValueError, match="nodes"):
+        spectral.spectral_threshold_spread("h2", rho, nodes=((4, 24),))

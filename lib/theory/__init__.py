@@ -52,6 +52,7 @@ from lib.theory.spectral import (
     spectral_error,
     spectral_overlap,
     spectral_threshold,
+    spectral_threshold_spread,
     truncated_preprocess,
     weak_recovery_threshold,
 )

@@ -43,6 +43,7 @@ __all__ = [
     "shifted_preprocess",
     "truncated_preprocess",
     "floor_crossing",
+    "spectral_threshold_spread",
 ]
 
 #: Names of the built-in label preprocessings of :func:`lib.spectral.spectral_predict`. Each acts on the
@@ -126,13 +127,19 @@ class _SpectralLaw:
     F(z^2_j, t_j)`.
     """
 
-    def __init__(self, teacher: Any, rho: float, preprocess: Any) -> None:
+    def __init__(
+        self,
+        teacher: Any,
+        rho: float,
+        preprocess: Any,
+        nodes: tuple[int, int] = (SPECTRAL_NODES_Z, SPECTRAL_NODES_NOISE),
+    ) -> None:
 
         f = resolve_teacher(teacher)
         pre = _check_preprocess(preprocess)
-        z, wz = gauss_hermite(SPECTRAL_NODES_Z)
+        z, wz = gauss_hermite(nodes[0])
         if rho > 0.0:
-            e, we = gauss_hermite(SPECTRAL_NODES_NOISE)
+            e, we = gauss_hermite(nodes[1])
             zz, ee = np.meshgrid(z, e, indexing="ij")
             y = np.asarray(f(zz.ravel()), dtype=float) + np.sqrt(rho) * ee.ravel()
             w = np.outer(wz, we).ravel()
@@ -648,3 +655,63 @@ def floor_crossing(
             f"with differences {ends[0]:.4g} and {ends[1]:.4g}"
         )
     return float(brentq(lambda a: float(spectral_error(a, teacher, rho, preprocess)) - floor, lo, hi, xtol=1e-10))
+
+
+def spectral_threshold_spread(
+    teacher: Any, rho: float, preprocess: Any = None, nodes: Any = ((120, 24), (480, 96))
+) -> float:
+    r"""How much the threshold :math:`\alpha_c` moves when the quadrature is changed.
+
+    :func:`spectral_threshold` evaluates the expectations over :math:`(z, \varepsilon)`
+    with a tensor Gauss–Hermite rule of ``SPECTRAL_NODES_Z`` x ``SPECTRAL_NODES_NOISE``
+    nodes. For a kinked link or preprocessing (``|z|``, ``"clip"``, ``"square"``) that
+    rule converges slowly and not monotonically, so the digits of :math:`\alpha_c` it
+    supports are fewer than for a smooth one. This returns
+
+    .. math:: \max_{(n_z, n_\varepsilon) \in \text{nodes}} \big|\alpha_c(n_z, n_\varepsilon)
+              - \alpha_c(\text{default})\big| ,
+
+    a practical error estimate: print :math:`\alpha_c` to the decimal place ``k`` with
+    ``spread < 0.5 * 10**-k``.
+
+    Parameters
+    ----------
+    teacher : None, str, Link, callable or 1-D array_like
+        The link :math:`f`.
+    rho : float
+        Label-noise variance, as in :func:`spectral_threshold`.
+    preprocess : None, str or callable
+        As in :func:`spectral_overlap` (default: the standardized :math:`\tanh`).
+    nodes : sequence of pairs of int
+        The other resolutions ``(n_z, n_noise)``, each entry an integer >= 8.
+
+    Returns
+    -------
+    float
+        The largest change of :math:`\alpha_c`; 0 if it is infinite at every
+        resolution, ``inf`` if it is infinite at some but not all.
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` or the teacher is invalid, or ``nodes`` is empty or holds a pair that is not two
+        integers >= 8.
+
+    See Also
+    --------
+    spectral_threshold : the threshold at the default resolution.
+
+    Notes
+    -----
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    rho = _check_spectral(teacher, rho)
+    pairs = list(nodes) if isinstance(nodes, (list, tuple)) else None
+    if not pairs or any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
+        raise ValueError(f"nodes must be a non-empty sequence of pairs (n_z, n_noise); got {nodes!r}")
+    pairs = [(check_int("nodes", p[0], low=8), check_int("nodes", p[1], low=8)) for p in pairs]
+    base = _SpectralLaw(teacher, rho, preprocess).threshold()
+    others = np.array([_SpectralLaw(teacher, rho, preprocess, p).threshold() for p in pairs])
+    if np.isinf(base) or np.any(np.isinf(others)):
+        return 0.0 if np.isinf(base) and np.all(np.isinf(others)) else float("inf")
+    return float(np.max(np.abs(others - base)))
