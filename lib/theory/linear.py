@@ -291,8 +291,8 @@ def _icl_ridge(x, ik, tau, rho, lam):
 
     Every combination of :math:`S = M_\kappa(\nu)` and :math:`S' = M_\kappa'(\nu)` in
     the formula is a moment of the Marchenko-Pastur law :math:`\mu` (mean 1), e.g.
-    :math:`1 - 2\nu S - \nu^2 S' = \int r^2/(r+\nu)^2\,d\mu(r)`, which the published
-    form computes as a difference of numbers of order 1 (all digits lost when
+    :math:`1 - 2\nu S - \nu^2 S' = \int r^2/(r+\nu)^2\,d\mu(r)`, which the printed
+    form (the book's ``eq-icl-ridge``) computes as a difference of numbers of order 1 (all digits lost when
     :math:`\nu = x^* + \varepsilon` is large: huge :math:`\lambda`, tiny
     :math:`\alpha`). They are evaluated here in closed forms that are sums and products
     of positive terms. With :math:`g = 1 + S/\kappa`, :math:`q_2 = -S'`:
@@ -368,6 +368,8 @@ def ridge_epsilon(
 
     Notes
     -----
+    The ridge root of part 1 of the book's conjecture ``conj-ridge-idg`` (chapter 2.2).
+
     Used in: chapter 4 (ridge pretraining).
     """
     alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam, lam_low_open=True)
@@ -466,6 +468,11 @@ def icl_error(
 
     Notes
     -----
+    Status, as the book gives it (chapter 2.2): the ridgeless branches are the formula
+    quoted from Lu et al. (2025), theorem ``thm-icl-asymptotic``; the ridge branch is
+    part 1 of the book's conjecture ``conj-ridge-idg``, derived by the book's own sketch
+    and checked against simulations, not compared with a published formula.
+
     The ridge branch solves all the root equations at once, so a 400-point curve costs
     a few milliseconds (``bench/bench_theory.py``).
 
@@ -545,6 +552,10 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
 
     Notes
     -----
+    Status, as the book gives it (chapter 2.2): part 2 of the book's conjecture
+    ``conj-ridge-idg``, derived by the book's own sketch and checked against
+    simulations, not compared with a published formula.
+
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
