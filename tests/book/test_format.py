@@ -75,10 +75,6 @@ def test_notebook_code_does_not_write_globals():
 # to check lib against the text. Analysis helpers belong in lib.
 ALLOWED_DEFS = {
     ("book/linear/model.ipynb", "err"),
-    ("book/linear/learning_curves.ipynb", "printed_icl_ridge"),
-    ("book/linear/learning_curves.ipynb", "printed_icl_ridgeless"),
-    ("book/linear/learning_curves.ipynb", "printed_idg"),
-    ("book/linear/learning_curves.ipynb", "structure"),
     ("book/equivalence/verification.ipynb", "reference"),
 }
 
