@@ -247,12 +247,16 @@ def spectral_overlap(alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any
         \frac{1/\alpha - E[r^2]}{1/\alpha - E[r^2] + E[r^2 z^2]}
         \quad\text{at } \vartheta = \vartheta^* .
 
-    This is the book's reconstruction of the characterization of Lu and Li (2020) and
-    Mondelli and Montanari (2019), translated to the book's scaling (it is invariant
-    under multiplying :math:`T` by a positive constant, and the shift by
-    :math:`-\bar T I` does not change the eigenvectors); the exact published statements
-    were not consulted, and the book checks the formula against simulation (chapter 6
-    and ``tests/test_spectral.py``). The built-in preprocessings use the population
+    This is the book's reconstruction of the characterization announced by Lu and Li
+    (2020), whose random-matrix analysis Mondelli and Montanari (2019) generalize,
+    translated to the book's scaling (it is invariant under multiplying :math:`T` by a
+    positive constant, and the shift by :math:`-\bar T I` does not change the
+    eigenvectors); only the abstracts of these papers were consulted, so chapter 6 states
+    it as a conjecture, checked against simulation and against the closed forms of a
+    two-valued preprocessing (chapter 6 and ``tests/test_spectral.py``). Gauss-Hermite
+    quadrature resolves a jump of :math:`T` only roughly (for the step
+    :math:`T = 1\{y > 1.5\}` of chapter 6 the overlap is off by about 0.01), so a
+    continuous :math:`T` is preferable. The built-in preprocessings use the population
     mean and standard deviation of the labels for the standardization.
 
     Expectations use a tensor Gauss-Hermite rule in :math:`(z, \varepsilon)`
