@@ -29,6 +29,7 @@ from lib.theory import (
     optimal_lambda,
     pure_noise_error,
     ridge_epsilon,
+    source,
     transition_kappa,
 )
 
@@ -749,3 +750,40 @@ def test_fixed_gamma_icl_error_rejects_bad_input(kwargs, match):
     args = dict(teacher="relu", rho=0.1) | kwargs
     with pytest.raises(ValueError, match=match):
         theory.fixed_gamma_icl_error(**args)
+
+
+# --- the source's formulas as evaluated by its authors' code (lib/data/source_formulas.csv)
+
+
+def test_source_values_agree_with_the_book_formulas():
+    """The book's printed formulas agree with the authors' implementation on the whole grid:
+    ridgeless to rounding, ridge to the 1e-6 the authors' rounded root allows."""
+    vals = source.source_values()
+    assert set(vals) == {"icl_ridgeless", "idg_ridgeless", "icl_ridge"}
+    for q, c in vals.items():
+        assert c["value"].shape[0] > 100
+        if q == "idg_ridgeless":
+            mine = idg_error(c["alpha"], c["kappa"], c["tau"], c["rho"])
+        else:
+            mine = icl_error(c["alpha"], c["kappa"], c["tau"], c["rho"], lam=c["lam"])
+        rel = np.abs(mine - c["value"]) / np.abs(c["value"])
+        assert rel.max() < (5e-6 if q == "icl_ridge" else 1e-12), q
+    assert np.all(vals["icl_ridge"]["lam"] > 0) and np.all(vals["icl_ridgeless"]["lam"] == 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("quantity,alpha\n", "header"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nfoo,1,1,1,1,0,1\n", "quantity"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,x,1,0,1\n", "tau"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,1,1,0,nan\n", "not finite"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,1\n", "fields"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,2,1,0.5,1\n", "no row"),
+    ],
+)
+def test_source_values_rejects_bad_files(tmp_path, text, match):
+    path = tmp_path / "s.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=match):
+        source.source_values(path)

@@ -17,13 +17,15 @@ one-layer linear attention are deterministic; this package evaluates them:
   context-ridge baseline (chapters 4-5);
 - :mod:`lib.theory.gap`               the finite-size gap heuristic (chapter 3.2);
 - :mod:`lib.theory.spectral`          the limit of the spectral estimator of
-  :mod:`lib.spectral` (chapter 6).
+  :mod:`lib.spectral` (chapter 6);
+- :mod:`lib.theory.source`            the source's formulas as its authors' code
+  evaluates them, to check the linear ones against (chapter 2).
 
 Their public names are re-exported here (``lib.theory.icl_error``). The teacher's
 statistics (:func:`lib.teachers.effective_noise`) live in :mod:`lib.teachers`.
 """
 
-from lib.theory import gap, kappa_inf, linear, marchenko_pastur, nonlinear, spectral
+from lib.theory import gap, kappa_inf, linear, marchenko_pastur, nonlinear, source, spectral
 from lib.theory.gap import GapEstimate, gap_estimate
 from lib.theory.kappa_inf import (
     context_ridge_error,
@@ -63,6 +65,7 @@ __all__ = [
     "linear",
     "marchenko_pastur",
     "nonlinear",
+    "source",
     "spectral",
     *marchenko_pastur.__all__,
     *linear.__all__,
