@@ -305,8 +305,11 @@ _INSTALLED = tuple(
 )
 _MAX_VISITS = 2000  # objects looked at per search: a bound, not a limit met in practice
 _MAX_ITEMS = 100  # entries looked at in a tuple, list, set or dict the code refers to
-_ATTRIBUTE_OPS = {"LOAD_ATTR", "LOAD_METHOD", "IMPORT_FROM", "LOAD_SUPER_ATTR", "STORE_ATTR"}
+# The bytecode instructions that _named_in follows (others leave the top of the stack unknown)
 _GLOBAL_OPS = {"LOAD_GLOBAL", "LOAD_NAME"}
+_LOCAL_OPS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLASSDEREF"}
+_ATTRIBUTE_OPS = {"LOAD_ATTR", "LOAD_METHOD"}
+_STORE_OPS = {"STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL"}
 
 
 def _in_library(obj: Any) -> bool:
@@ -332,44 +335,59 @@ def _code_objects(code: types.CodeType) -> list[types.CodeType]:
 
 
 def _referenced(fn: types.FunctionType) -> list[Any]:
-    """The objects that the code of ``fn`` can reach by name.
+    """The objects that the code of ``fn`` (and of the functions defined in it) names.
 
-    Its globals, closure variables and default values, the modules it imports, and the
-    attributes it reads of those modules (``attention.fit_gamma``, ``lib.theory.x``).
+    Its closure variables, default values and ``__wrapped__``; in its code, every global
+    it reads, every module it imports and every name it imports from one, and every
+    attribute it reads of a module, along chains such as ``lib.theory.x`` or
+    ``H.coefficients`` (``H`` a module under another name, also a local one). An
+    attribute of anything that is not a module is not followed.
     """
-    objects: list[Any] = [c.cell_contents for c in fn.__closure__ or () if _has_contents(c)]
+    closure = [c.cell_contents if _has_contents(c) else None for c in fn.__closure__ or ()]
+    objects: list[Any] = [c for c in closure if c is not None]
     objects += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
     if hasattr(fn, "__wrapped__"):
         objects.append(fn.__wrapped__)
-    attributes: set[str] = set()
-    builtins = fn.__globals__.get("__builtins__", {})
     for code in _code_objects(fn.__code__):
-        for ins in dis.get_instructions(code):
-            if not isinstance(ins.argval, str):
-                continue
-            if ins.opname in _GLOBAL_OPS:
-                if ins.argval in fn.__globals__:
-                    objects.append(fn.__globals__[ins.argval])
-                elif isinstance(builtins, Mapping) and ins.argval in builtins:
-                    objects.append(builtins[ins.argval])
-            elif ins.opname in _ATTRIBUTE_OPS:
-                attributes.add(ins.argval)
-            elif ins.opname == "IMPORT_NAME":
-                parts = ins.argval.split(".")
-                objects += [sys.modules.get(".".join(parts[: i + 1])) for i in range(len(parts))]
-    modules = [obj for obj in objects if isinstance(obj, types.ModuleType)]
-    seen = {id(m) for m in modules}
-    while modules:  # follow attribute chains through modules: lib.theory.nonlinear_icl_error
-        module = modules.pop()
-        for name in attributes:
-            value = vars(module).get(name)  # vars: no lazy import is triggered
-            if isinstance(value, types.ModuleType):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    modules.append(value)
-            elif value is not None:
-                objects.append(value)
+        local = dict(zip(code.co_freevars, closure)) if code is fn.__code__ else {}
+        objects += _named_in(code, fn.__globals__, local)
     return objects
+
+
+def _named_in(code: types.CodeType, globals_: Mapping[str, Any], local: dict[str, Any]) -> list[Any]:
+    """The objects one code object names, following module attributes (see _referenced)."""
+    builtins = globals_.get("__builtins__", {})
+    builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
+    named: list[Any] = []
+    current: Any = None  # the object on top of the stack, when it is known
+    importing: Any = None  # the module the IMPORT_FROMs that follow read from
+    fromlist: Any = None
+    for ins in dis.get_instructions(code):
+        op, arg = ins.opname, ins.argval
+        if op == "LOAD_CONST":
+            fromlist, current = arg, None
+            continue
+        if op in _GLOBAL_OPS:
+            current = local.get(arg) if op == "LOAD_NAME" and arg in local else globals_.get(arg, builtins.get(arg))
+        elif op in _LOCAL_OPS:
+            current = local.get(arg)
+        elif op == "IMPORT_NAME":
+            name = arg if fromlist else arg.split(".")[0]  # ``import a.b`` binds ``a``
+            current = importing = sys.modules.get(name)
+        elif op == "IMPORT_FROM":
+            current = vars(importing).get(arg) if isinstance(importing, types.ModuleType) else None
+        elif op in _ATTRIBUTE_OPS:  # vars: reading the attribute triggers no lazy import
+            current = vars(current).get(arg) if isinstance(current, types.ModuleType) else None
+        elif op in _STORE_OPS:
+            if current is not None:
+                local[arg] = current
+            current = None
+            continue
+        else:
+            current = None
+        if current is not None:
+            named.append(current)
+    return named
 
 
 def _has_contents(cell: types.CellType) -> bool:

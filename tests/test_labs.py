@@ -1,6 +1,7 @@
 """Tests for lib.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
 
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -337,6 +338,11 @@ def _through_a_helper(f, degree):
     return 1.0 * _wrapper(f, degree)
 
 
+def _through_a_local_alias(f, degree):
+    module = lib.hermite
+    return module.coefficients(f, degree)
+
+
 class _Callable:
     def __call__(self, f, degree):
         return _through_an_alias(f, degree)
@@ -350,6 +356,7 @@ _DELEGATING = {
     "package-attribute": _through_the_package,
     "import-inside": _importing_it,
     "helper": _through_a_helper,
+    "local-alias": _through_a_local_alias,
     "lambda": lambda f, degree: _wrapper(f, degree),
     "callable-object": _Callable(),
 }
@@ -392,12 +399,19 @@ def test_an_independent_solution_may_use_other_library_functions(capsys):
     assert labs.delegated_call(_by_gauss_hermite, hermite.coefficients) is None
 
 
+_MINE = types.SimpleNamespace(coefficients=_by_gauss_hermite)
+
+
 def test_a_readers_own_function_of_the_same_name_is_not_the_reference(capsys):
     def coefficients(f, degree):  # the reader's, shadowing the library's name
         return _by_gauss_hermite(f, degree)
 
-    check(lambda f, degree: coefficients(f, degree), hermite.coefficients, _A_M_CASES, name="a_m", atol=1e-12)
-    assert capsys.readouterr().out.startswith("PASS: a_m")
+    def attribute_of_an_object(f, degree):  # .coefficients of an object, not of lib.hermite
+        return _MINE.coefficients(f, degree) + 0.0 * hermite.hermite_function(0, 0.0)
+
+    for reader in (lambda f, degree: coefficients(f, degree), attribute_of_an_object):
+        check(reader, hermite.coefficients, _A_M_CASES, name="a_m", atol=1e-12)
+        assert capsys.readouterr().out.startswith("PASS: a_m")
 
 
 def test_a_wrong_solution_still_fails_on_its_cases(capsys, monkeypatch):
