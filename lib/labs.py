@@ -496,8 +496,12 @@ def delegated_call(student_fn: Callable[..., Any], reference_fn: Callable[..., A
     Notes
     -----
     The search reads the code, it does not run it: a reference reached through a name
-    computed at run time (``getattr``, ``eval``, ``importlib``) is not found, and a
-    function that refers to the reference on a branch it never takes is still reported.
+    computed at run time (``getattr``, ``eval``, ``importlib``) or through an attribute
+    of an object that is not a module (a method of a ``lib`` object) is not found, nor
+    is another function of ``lib`` that computes the same thing or calls the reference
+    itself; a function that refers to the reference on a branch it never takes is still
+    reported. Every function of ``lib`` that ``reference_fn`` names counts as the
+    reference, so a lab's reference should name only the function the lab asks for.
     Used in: :func:`check`.
 
     Examples
