@@ -12,6 +12,15 @@ reference, one ``FAIL: ...`` line per case that disagrees (naming the output and
 entry, or the exception the reader's function raised), or ``NOT ATTEMPTED: ...`` while
 the function is still a skeleton that returns ``None``.
 
+A function that merely calls the reference is not accepted, whatever it returns: when
+the reader's function is the reference, a ``functools.partial`` or wrapper of it, or
+its code (or the code of the reader's helpers it uses) calls the reference under any
+name, the verdict is the single line ``FAIL: <name>: not accepted: your function calls
+lib.<module>.<function>, the function this lab asks you to write.`` and no case is run
+(see :func:`delegated_call`). Other functions of ``lib``, numpy and scipy may be used.
+This holds in both editions, so the book's own reference solutions are independent of
+the functions they are checked against.
+
 Two editions use the same cells. In the instructor edition (the normal book build) the
 skeleton is filled in with the reference solution and the check is *strict*: a failure
 raises :class:`LabError`, so a broken solution or a changed library fails the build. In
@@ -28,10 +37,16 @@ Used in: the coding labs in the Exercises sections of every chapter.
 from __future__ import annotations
 
 import copy
+import dis
+import functools
+import inspect
 import math
 import numbers
 import os
+import sys
+import sysconfig
 import traceback
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -42,6 +57,7 @@ __all__ = [
     "LabDefinitionError",
     "LabError",
     "check",
+    "delegated_call",
     "set_student_mode",
     "student_mode",
 ]
@@ -196,8 +212,6 @@ def _exc_text(exc: BaseException) -> str:
 
 def _binds(fn: Callable, case: tuple | dict) -> str | None:
     """``None`` if ``case`` fits the signature of ``fn`` (or it is unknown), else why."""
-    import inspect
-
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # builtins without a signature: cannot tell
@@ -277,6 +291,241 @@ def _compare(got: Any, expected: Any, where: str, rtol: float, atol: float) -> f
     return float(np.max(diff[finite])) if np.any(finite) else 0.0
 
 
+# --- delegation: a reader's function that calls the library function it should replace
+
+_LIBRARY = "lib"
+# Code that is not the reader's: the standard library and installed packages (numpy,
+# scipy, ...). Their functions are not searched for calls of the reference.
+_INSTALLED = tuple(
+    {
+        sysconfig.get_paths()[key]
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if key in sysconfig.get_paths()
+    }
+)
+_MAX_VISITS = 2000  # objects looked at per search: a bound, not a limit met in practice
+_MAX_ITEMS = 100  # entries looked at in a tuple, list, set or dict the code refers to
+# The bytecode instructions that _named_in follows (others leave the top of the stack unknown)
+_GLOBAL_OPS = {"LOAD_GLOBAL", "LOAD_NAME"}
+_LOCAL_OPS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLASSDEREF"}
+_ATTRIBUTE_OPS = {"LOAD_ATTR", "LOAD_METHOD"}
+_STORE_OPS = {"STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL"}
+
+
+def _in_library(obj: Any) -> bool:
+    """Whether ``obj`` is a function or callable object defined in ``lib``."""
+    module = getattr(obj, "__module__", None)
+    return isinstance(module, str) and (module == _LIBRARY or module.startswith(_LIBRARY + "."))
+
+
+def _is_readers_code(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` is neither in ``lib`` nor in the standard library or a package."""
+    filename = fn.__code__.co_filename
+    return not _in_library(fn) and not filename.startswith(_INSTALLED)
+
+
+def _code_objects(code: types.CodeType) -> list[types.CodeType]:
+    """``code`` and the code of the functions, lambdas and classes defined inside it."""
+    out, todo = [], [code]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return out
+
+
+def _referenced(fn: types.FunctionType) -> list[Any]:
+    """The objects that the code of ``fn`` (and of the functions defined in it) names.
+
+    Its closure variables, default values and ``__wrapped__``; in its code, every global
+    it reads, every module it imports and every name it imports from one, and every
+    attribute it reads of a module, along chains such as ``lib.theory.x`` or
+    ``H.coefficients`` (``H`` a module under another name, also a local one). An
+    attribute of anything that is not a module is not followed.
+    """
+    closure = [c.cell_contents if _has_contents(c) else None for c in fn.__closure__ or ()]
+    objects: list[Any] = [c for c in closure if c is not None]
+    objects += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
+    if hasattr(fn, "__wrapped__"):
+        objects.append(fn.__wrapped__)
+    for code in _code_objects(fn.__code__):
+        local = dict(zip(code.co_freevars, closure)) if code is fn.__code__ else {}
+        objects += _named_in(code, fn.__globals__, local)
+    return objects
+
+
+def _named_in(code: types.CodeType, globals_: Mapping[str, Any], local: dict[str, Any]) -> list[Any]:
+    """The objects one code object names, following module attributes (see _referenced)."""
+    builtins = globals_.get("__builtins__", {})
+    builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
+    named: list[Any] = []
+    current: Any = None  # the object on top of the stack, when it is known
+    importing: Any = None  # the module the IMPORT_FROMs that follow read from
+    fromlist: Any = None
+    for ins in dis.get_instructions(code):
+        op, arg = ins.opname, ins.argval
+        if op == "LOAD_CONST":
+            fromlist, current = arg, None
+            continue
+        if op in _GLOBAL_OPS:
+            current = local.get(arg) if op == "LOAD_NAME" and arg in local else globals_.get(arg, builtins.get(arg))
+        elif op in _LOCAL_OPS:
+            current = local.get(arg)
+        elif op == "IMPORT_NAME":
+            name = arg if fromlist else arg.split(".")[0]  # ``import a.b`` binds ``a``
+            current = importing = sys.modules.get(name)
+        elif op == "IMPORT_FROM":
+            current = vars(importing).get(arg) if isinstance(importing, types.ModuleType) else None
+        elif op in _ATTRIBUTE_OPS:  # vars: reading the attribute triggers no lazy import
+            current = vars(current).get(arg) if isinstance(current, types.ModuleType) else None
+        elif op in _STORE_OPS:
+            if current is not None:
+                local[arg] = current
+            current = None
+            continue
+        else:
+            current = None
+        if current is not None:
+            named.append(current)
+    return named
+
+
+def _has_contents(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure variable not assigned yet
+        return False
+    return True
+
+
+def _children(obj: Any) -> list[Any]:
+    """What a call of ``obj`` may call in turn, one step down (see :func:`_library_calls`)."""
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__]
+    if isinstance(obj, types.FunctionType):
+        return _referenced(obj) if _is_readers_code(obj) else []
+    if isinstance(obj, (tuple, list, set, frozenset)):
+        return list(obj)[:_MAX_ITEMS]
+    if isinstance(obj, dict):
+        return list(obj.values())[:_MAX_ITEMS]
+    if callable(obj) and not isinstance(obj, type):  # an instance with a __call__ method
+        call = getattr(type(obj), "__call__", None)
+        return [call] if isinstance(call, types.FunctionType) else []
+    return []
+
+
+def _library_calls(fn: Callable[..., Any]) -> list[Any]:
+    """The functions of ``lib`` that ``fn`` refers to, directly or through the reader's code.
+
+    The search follows ``functools.partial`` objects, bound methods, callable objects,
+    and the code of every function that is neither in ``lib`` nor installed (so the
+    reader's own helpers, lambdas and wrappers), through their globals, closures,
+    defaults, imports and the attributes they read of modules. It stops at the first
+    function of ``lib`` on each path (that function is reported, not searched) and does
+    not search numpy, scipy or the standard library. A name computed at run time
+    (``getattr(module, "fit_" + "gamma")``) is not seen.
+    """
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo = [fn]
+    while todo and len(seen) < _MAX_VISITS:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, (types.ModuleType, str, bytes, numbers.Number, np.ndarray)):
+            continue
+        seen.add(id(obj))
+        if callable(obj) and _in_library(obj) and not isinstance(obj, functools.partial):
+            found.append(obj)
+            continue
+        try:
+            todo.extend(_children(obj))
+        except Exception:  # an exotic object that cannot be inspected: nothing found there
+            continue
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, types.MethodType) and isinstance(b, types.MethodType):
+        return a.__func__ is b.__func__ and a.__self__ is b.__self__
+    return False
+
+
+def _public_name(obj: Any) -> str:
+    """``lib.<module>.<name>`` of a library function: the shortest module path that has it."""
+    name = getattr(obj, "__name__", None) or type(obj).__name__
+    module = getattr(obj, "__module__", _LIBRARY)
+    parts = module.split(".")
+    for i in range(min(2, len(parts)), len(parts) + 1):
+        path = ".".join(parts[:i])
+        if _same(vars(sys.modules[path]).get(name) if path in sys.modules else None, obj):
+            return f"{path}.{name}"
+    return f"{module}.{name}"
+
+
+def delegated_call(student_fn: Callable[..., Any], reference_fn: Callable[..., Any]) -> str | None:
+    """Name the reference function that a reader's function calls instead of replacing it.
+
+    The functions of ``lib`` that ``reference_fn`` refers to (the function itself, or
+    the library functions that a ``lambda``, wrapper or ``functools.partial`` around it
+    calls) are the functions the lab asks the reader to write. ``student_fn`` delegates
+    when it is one of them, or a ``functools.partial``, bound method or callable object
+    around one, or when its code refers to one: by name, under an alias (``from
+    lib.attention import fit_gamma as fit``), as an attribute of a module
+    (``attention.fit_gamma``, ``lib.attention.fit_gamma``), or through the reader's own
+    helper functions, closures and defaults, searched recursively. Other functions of
+    ``lib``, numpy, scipy and the standard library are allowed; the code of ``lib`` and
+    of installed packages is not searched.
+
+    Parameters
+    ----------
+    student_fn : callable
+        The reader's function.
+    reference_fn : callable
+        The lab's reference: a function of ``lib``, or a thin wrapper around one.
+
+    Returns
+    -------
+    str or None
+        ``"lib.<module>.<name>"`` of the first reference function that ``student_fn``
+        refers to, or ``None`` if it refers to none (also when ``reference_fn`` uses no
+        function of ``lib``).
+
+    Notes
+    -----
+    The search reads the code, it does not run it: a reference reached through a name
+    computed at run time (``getattr``, ``eval``, ``importlib``) or through an attribute
+    of an object that is not a module (a method of a ``lib`` object) is not found, nor
+    is another function of ``lib`` that computes the same thing or calls the reference
+    itself; a function that refers to the reference on a branch it never takes is still
+    reported. Every function of ``lib`` that ``reference_fn`` names counts as the
+    reference, so a lab's reference should name only the function the lab asks for.
+    Used in: :func:`check`.
+
+    Examples
+    --------
+    >>> import functools
+    >>> from lib import attention
+    >>> delegated_call(functools.partial(attention.fit_gamma, method="dense"), attention.fit_gamma)
+    'lib.attention.fit_gamma'
+    >>> delegated_call(lambda x: 2.0 * x, attention.fit_gamma) is None
+    True
+    """
+    if not callable(student_fn):
+        raise TypeError(f"student_fn must be callable; got {_describe(student_fn)}")
+    if not callable(reference_fn):
+        raise TypeError(f"reference_fn must be callable; got {_describe(reference_fn)}")
+    targets = _library_calls(reference_fn)
+    if not targets:
+        return None
+    for obj in _library_calls(student_fn):
+        if any(_same(obj, target) for target in targets):
+            return _public_name(obj)
+    return None
+
+
 def _checked_cases(cases: Any) -> list[tuple | dict]:
     if isinstance(cases, (str, bytes, Mapping)) or not isinstance(cases, Sequence):
         raise TypeError(
@@ -342,7 +591,13 @@ def check(
       disagrees, naming the output and the entry, or the exception the reader's
       function raised and the line that raised it;
     - ``NOT ATTEMPTED: <name>: ...`` when the reader's function returned ``None`` on
-      every case (the skeleton of the student edition).
+      every case (the skeleton of the student edition);
+    - ``FAIL: <name>: not accepted: your function calls lib.<module>.<function>, the
+      function this lab asks you to write.``, before any case is run, when the reader's
+      function delegates to a library function that ``reference_fn`` calls (it is that
+      function, a ``functools.partial`` or wrapper of it, or its code calls it, also
+      under another name or through the reader's own helpers; see
+      :func:`delegated_call`). The same in both editions.
 
     Parameters
     ----------
@@ -350,7 +605,9 @@ def check(
         The reader's implementation (in the instructor edition, the reference solution
         written in the lab cell).
     reference_fn : callable
-        The library function it must agree with, or a thin ``lambda`` around it.
+        The library function it must agree with, or a thin ``lambda``, wrapper or
+        ``functools.partial`` around it; the functions of ``lib`` it calls are the ones
+        ``student_fn`` may not call.
     cases : sequence of tuple or dict
         At least one case; each a tuple of positional arguments or a dict of keyword
         arguments.
@@ -372,7 +629,8 @@ def check(
     Raises
     ------
     LabError
-        In strict mode, when the verdict is ``FAIL`` or ``NOT ATTEMPTED``.
+        In strict mode, when the verdict is ``FAIL`` (also ``not accepted``) or
+        ``NOT ATTEMPTED``.
     LabDefinitionError
         In both editions, when the lab itself is broken: a case does not fit the
         reference's signature, or the reference raises on every case.
@@ -429,6 +687,11 @@ def check(
             lab_bug(
                 f"case {k} of {n} ({_describe_case(case)}) does not fit the reference function's arguments ({why})."
             )
+
+    delegate = delegated_call(student_fn, reference_fn)
+    if delegate is not None:
+        verdict("FAIL", f"not accepted: your function calls {delegate}, the function this lab asks you to write.")
+        return
 
     results = []
     for k, case in enumerate(cases, start=1):

@@ -10,10 +10,13 @@ the others.
 
 The verdict of each lab is read from the lines its check printed (see
 :func:`lib.labs.check`): ``PASS``, ``FAIL`` (with the number of failing cases),
-``NOT ATTEMPTED``, ``LAB ERROR``, or ``NO VERDICT`` when the check never ran. Which labs a
-notebook has is read from its ``lib_labs`` metadata (written by ``make student``) or,
-failing that, from the ``labs.check`` calls in its code. A passed lab earns
-``--points`` points (default 1).
+``NOT ATTEMPTED``, ``LAB ERROR``, ``NOT ACCEPTED`` when the student's function calls the
+library function the lab asks them to write (the check's ``FAIL: <lab>: not accepted:
+your function calls lib.<module>.<function>, ...`` line; the detail names the
+function), or ``NO VERDICT`` when the check never ran. Which labs a notebook has is
+read from its ``lib_labs`` metadata (written by ``make student``) or, failing that,
+from the ``labs.check`` calls in its code. A passed lab earns ``--points`` points
+(default 1); every other verdict earns none.
 
 Written to ``--out`` (default ``_build/grades``):
 
@@ -61,6 +64,10 @@ import make_student  # noqa: E402  (after the sys.path line above)
 ROOT = _HERE.parent
 STATUSES = ("PASS", "FAIL", "NOT ATTEMPTED", "LAB ERROR")
 NO_VERDICT = "NO VERDICT"
+#: The verdict of a lab whose function calls the reference (lib.labs.delegated_call).
+NOT_ACCEPTED = "NOT ACCEPTED"
+_NOT_ACCEPTED_DETAIL = "not accepted: "
+_CALLS = re.compile(r"your function calls (\S+?),")
 _CSS = (
     "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
     "margin-bottom:2em}th,td{border:1px solid #999;padding:.3em .6em;"
@@ -143,6 +150,9 @@ def verdicts(nb: nbformat.NotebookNode, labs: list[str]) -> list[LabResult]:
                 # the worst status of this check: FAIL lines come one per case
                 status = next(s for s in ("LAB ERROR", "FAIL", "NOT ATTEMPTED", "PASS") if s in statuses)
                 details = [d for s, d in lines if s == status]
+                if status == "FAIL" and details[0].startswith(_NOT_ACCEPTED_DETAIL):
+                    results[name] = LabResult(name, NOT_ACCEPTED, detail=details[0])
+                    continue
                 results[name] = LabResult(
                     name,
                     status,
@@ -277,6 +287,9 @@ def write_csv(subs: list[Submission], path: Path, per_lab: float) -> None:
 def _cell(r: LabResult) -> str:
     if r.verdict == "FAIL":
         return f"FAIL ({r.failing_cases} case{'s' if r.failing_cases != 1 else ''})"
+    if r.verdict == NOT_ACCEPTED:
+        match = _CALLS.search(r.detail)
+        return f"{NOT_ACCEPTED} (calls {match.group(1)})" if match else NOT_ACCEPTED
     return r.verdict
 
 
@@ -335,6 +348,7 @@ def write_html(subs: list[Submission], path: Path, per_lab: float) -> None:
     colour = {
         "PASS": "#d9f2d9",
         "FAIL": "#f8d7d7",
+        NOT_ACCEPTED: "#f8d7d7",
         "NOT ATTEMPTED": "#eeeeee",
         "LAB ERROR": "#fde9c9",
         NO_VERDICT: "#fde9c9",

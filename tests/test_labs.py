@@ -1,9 +1,15 @@
 """Tests for lib.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
 
+import functools
+import types
+
 import numpy as np
 import pytest
+from numpy.polynomial import hermite_e
 
+import lib
 from lib import hermite, labs
+from lib.hermite import coefficients as _renamed_coefficients
 from lib.labs import LabError, check
 
 
@@ -165,15 +171,6 @@ def test_nan_and_inf_match_themselves():
         check(lambda: np.array([0.0, np.inf, 1.0]), lambda: value, [()], name="nan")
 
 
-def test_against_a_library_function():
-    relu = hermite.get_link("relu")
-
-    def coefficients(f, m_max):
-        return hermite.coefficients(f, m_max)
-
-    check(coefficients, hermite.coefficients, [(relu, 4)], name="a_m", rtol=1e-10)
-
-
 @pytest.mark.parametrize(
     "kwargs, error, text",
     [
@@ -302,3 +299,136 @@ def test_reference_raising_on_some_cases_is_still_checked(capsys):
 
     check(ref, ref, [(1.0,), (-1.0,)], name="partial")
     assert capsys.readouterr().out.startswith("PASS: partial")
+
+
+# A function that calls the reference it should replace is not accepted, in both editions.
+
+_A_M_CASES = [(np.tanh, 5), (np.sin, 3)]
+_NOT_ACCEPTED = (
+    "FAIL: a_m: not accepted: your function calls lib.hermite.coefficients, the function this lab asks you to write."
+)
+
+
+def _by_gauss_hermite(f, degree):
+    """An independent solution: a_m = E[f(z) h_m(z)] by a 120-node Gauss-Hermite rule."""
+    nodes, weights = hermite_e.hermegauss(120)
+    weights = weights / np.sqrt(2 * np.pi)
+    return np.array([np.sum(weights * f(nodes) * hermite.hermite_function(m, nodes)) for m in range(degree + 1)])
+
+
+def _wrapper(f, degree):
+    return hermite.coefficients(f, degree)
+
+
+def _through_an_alias(f, degree):
+    return np.asarray(_renamed_coefficients(f, degree))
+
+
+def _through_the_package(f, degree):
+    return lib.hermite.coefficients(f, degree)
+
+
+def _importing_it(f, degree):
+    from lib.hermite import coefficients as mine
+
+    return mine(f, degree)
+
+
+def _through_a_helper(f, degree):
+    return 1.0 * _wrapper(f, degree)
+
+
+def _through_a_local_alias(f, degree):
+    module = lib.hermite
+    return module.coefficients(f, degree)
+
+
+class _Callable:
+    def __call__(self, f, degree):
+        return _through_an_alias(f, degree)
+
+
+_DELEGATING = {
+    "the-reference": hermite.coefficients,
+    "partial": functools.partial(hermite.coefficients),
+    "wrapper": _wrapper,
+    "alias": _through_an_alias,
+    "package-attribute": _through_the_package,
+    "import-inside": _importing_it,
+    "helper": _through_a_helper,
+    "local-alias": _through_a_local_alias,
+    "lambda": lambda f, degree: _wrapper(f, degree),
+    "callable-object": _Callable(),
+}
+
+
+@pytest.mark.parametrize("student", [False, True], ids=["strict", "student"])
+@pytest.mark.parametrize("reader", list(_DELEGATING.values()), ids=list(_DELEGATING))
+def test_a_function_that_calls_the_reference_is_not_accepted(reader, student, capsys, monkeypatch):
+    if student:
+        monkeypatch.setenv(labs.STUDENT_ENV, "1")
+        check(reader, hermite.coefficients, _A_M_CASES, name="a_m")
+    else:
+        with pytest.raises(LabError, match="not accepted"):
+            check(reader, hermite.coefficients, _A_M_CASES, name="a_m")
+    assert capsys.readouterr().out == _NOT_ACCEPTED + "\n"
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        lambda f, degree: hermite.coefficients(f, degree),
+        functools.partial(hermite.coefficients),
+        _wrapper,
+    ],
+    ids=["lambda", "partial", "wrapper"],
+)
+def test_the_reference_may_be_a_thin_wrapper(reference, capsys):
+    with pytest.raises(LabError, match="not accepted"):
+        check(_through_an_alias, reference, _A_M_CASES, name="a_m")
+    with pytest.raises(LabError, match="not accepted"):
+        check(reference, reference, _A_M_CASES, name="a_m")  # the lab's own reference
+    check(_by_gauss_hermite, reference, _A_M_CASES, name="a_m", rtol=1e-8, atol=1e-12)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("PASS: a_m")
+
+
+def test_an_independent_solution_may_use_other_library_functions(capsys):
+    # hermite.hermite_function lives in the reference's module, numpy is used freely
+    check(_by_gauss_hermite, hermite.coefficients, _A_M_CASES, name="a_m", rtol=1e-8, atol=1e-12)
+    assert capsys.readouterr().out.startswith("PASS: a_m: agrees with the reference on all 2 cases")
+    assert labs.delegated_call(_by_gauss_hermite, hermite.coefficients) is None
+
+
+_MINE = types.SimpleNamespace(coefficients=_by_gauss_hermite)
+
+
+def test_a_readers_own_function_of_the_same_name_is_not_the_reference(capsys):
+    def coefficients(f, degree):  # the reader's, shadowing the library's name
+        return _by_gauss_hermite(f, degree)
+
+    def attribute_of_an_object(f, degree):  # .coefficients of an object, not of lib.hermite
+        return _MINE.coefficients(f, degree) + 0.0 * hermite.hermite_function(0, 0.0)
+
+    for reader in (lambda f, degree: coefficients(f, degree), attribute_of_an_object):
+        check(reader, hermite.coefficients, _A_M_CASES, name="a_m", atol=1e-12)
+        assert capsys.readouterr().out.startswith("PASS: a_m")
+
+
+def test_a_wrong_solution_still_fails_on_its_cases(capsys, monkeypatch):
+    def wrong(f, degree):
+        return 2.0 * _by_gauss_hermite(f, degree)
+
+    monkeypatch.setenv(labs.STUDENT_ENV, "1")
+    check(wrong, hermite.coefficients, _A_M_CASES, name="a_m", atol=1e-12)
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: a_m: case 1 of 2 (tanh, 5): the output differs from the reference at index (1,)")
+    assert "not accepted" not in out
+
+
+def test_delegated_call_names_the_function_and_checks_its_arguments():
+    assert labs.delegated_call(_through_the_package, hermite.coefficients) == "lib.hermite.coefficients"
+    assert labs.delegated_call(hermite.coefficients, lambda x: 2.0 * x) is None  # no library reference
+    with pytest.raises(TypeError, match="student_fn must be callable; got 1.0"):
+        labs.delegated_call(1.0, hermite.coefficients)
+    with pytest.raises(TypeError, match="reference_fn must be callable"):
+        labs.delegated_call(_wrapper, "coefficients")

@@ -93,6 +93,77 @@ def test_verdicts_are_read_from_the_printed_lines():
     assert got[0].detail == "case 1 of 3 (1.0): the output differs"
 
 
+def test_a_function_calling_the_reference_is_not_accepted():
+    nb = _executed(
+        "FAIL: a: not accepted: your function calls lib.hermite.coefficients, the function this lab asks you to "
+        "write.\n",
+        "FAIL: b: case 1 of 2 (1.0): the output differs\n",
+    )
+    got = grade_labs.verdicts(nb, ["a", "b"])
+    assert [(r.lab, r.verdict, r.failing_cases) for r in got] == [
+        ("a", grade_labs.NOT_ACCEPTED, 0),
+        ("b", "FAIL", 1),
+    ]
+    assert got[0].detail.startswith("not accepted: your function calls lib.hermite.coefficients")
+    assert grade_labs._cell(got[0]) == "NOT ACCEPTED (calls lib.hermite.coefficients)"
+    sub = grade_labs.Submission("alice", Path("toy.ipynb"), labs=got)
+    assert sub.points(1.0) == 0
+
+
+def _library_lab(body):
+    """A student notebook whose one lab is checked against a function of lib."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        code("import numpy as np\n\nfrom lib import hermite, labs\nfrom lib.hermite import coefficients as coef"),
+        md("````{exercise} Lab: coefficients\n:label: lab-coef\nWrite it.\n````"),
+        code(
+            'def my_coefficients(f, degree):\n    """a_m of f."""\n    # --- solution ---\n'
+            "    return hermite.coefficients(f, degree)\n    # --- end solution ---\n",
+            metadata=LAB,
+        ),
+        code('labs.check(my_coefficients, hermite.coefficients, [(np.tanh, 3)], name="a_m", atol=1e-12)'),
+    ]
+    nb = make_student.student_notebook(nb, "book/coef.ipynb")
+    for cell in nb.cells:
+        if cell.source.startswith("def my_coefficients"):
+            cell.source = cell.source.replace("    ...\n", body)
+    return nb
+
+
+@pytest.mark.slow
+def test_grade_reports_a_lab_that_calls_the_reference(tmp_path):
+    independent = (
+        "    z, w = np.polynomial.hermite_e.hermegauss(100)\n"
+        "    w = w / np.sqrt(2 * np.pi)\n"
+        "    return np.array([np.sum(w * f(z) * hermite.hermite_function(m, z)) for m in range(degree + 1)])\n"
+    )
+    subs = {
+        "alice": _library_lab(independent),
+        "bob": _library_lab("    return coef(f, degree)\n"),  # under another name
+        "carol": _library_lab("    return 2 * coef(f, degree)\n"),  # and wrong as well
+    }
+    paths = []
+    for student, nb in subs.items():
+        path = tmp_path / student / "coef.ipynb"
+        path.parent.mkdir()
+        nbformat.write(nb, path)
+        paths.append(path)
+    out = tmp_path / "grades"
+    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "120"]) == 0
+    with open(out / "grades.csv", encoding="utf-8") as fh:
+        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    assert {s: (r["run"], r["verdict"], r["points"]) for s, r in rows.items()} == {
+        "alice": ("ok", "PASS", "1"),
+        "bob": ("ok", grade_labs.NOT_ACCEPTED, "0"),
+        "carol": ("ok", grade_labs.NOT_ACCEPTED, "0"),
+    }
+    assert rows["bob"]["detail"] == (
+        "not accepted: your function calls lib.hermite.coefficients, the function this lab asks you to write."
+    )
+    assert "| bob | ok | NOT ACCEPTED (calls lib.hermite.coefficients) | 0 / 1 |" in (out / "grades.md").read_text()
+    assert "NOT ACCEPTED (calls lib.hermite.coefficients)</td>" in (out / "grades.html").read_text()
+
+
 @pytest.mark.slow
 def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
     subs = {
