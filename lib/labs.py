@@ -565,6 +565,7 @@ def check(
     rtol: float = 1e-8,
     atol: float = 0.0,
     strict: bool | None = None,
+    also_forbidden: Sequence[Callable[..., Any]] = (),
 ) -> None:
     r"""Compare a reader's function with the reference on every case; print a verdict.
 
@@ -597,7 +598,10 @@ def check(
       function delegates to a library function that ``reference_fn`` calls (it is that
       function, a ``functools.partial`` or wrapper of it, or its code calls it, also
       under another name or through the reader's own helpers; see
-      :func:`delegated_call`). The same in both editions.
+      :func:`delegated_call`). The same in both editions. Likewise
+      ``FAIL: <name>: not accepted: your function calls lib.<module>.<function>, a
+      library function that computes what this lab asks you to write.`` when it calls
+      one of ``also_forbidden``.
 
     Parameters
     ----------
@@ -620,6 +624,10 @@ def check(
         default) means strict unless in the student edition (see
         :func:`student_mode`): the instructor edition must execute a correct
         solution, the student edition runs through unfinished and wrong labs.
+    also_forbidden : sequence of callable, optional
+        Further functions of ``lib`` that compute the same thing as the reference (for
+        instance a second implementation of it) and that ``student_fn`` may not call
+        either; empty by default.
 
     Returns
     -------
@@ -666,6 +674,11 @@ def check(
     if strict is not None and not isinstance(strict, bool):
         raise TypeError(f"strict must be True, False or None; got {strict!r}")
     strict = (not student_mode()) if strict is None else strict
+    if isinstance(also_forbidden, (str, bytes)) or not isinstance(also_forbidden, Sequence):
+        raise TypeError(f"also_forbidden must be a list of functions; got {_describe(also_forbidden)}")
+    for i, fn in enumerate(also_forbidden):
+        if not callable(fn):
+            raise TypeError(f"also_forbidden[{i}] must be callable; got {_describe(fn)}")
     cases = _checked_cases(cases)
     n = len(cases)
 
@@ -692,6 +705,15 @@ def check(
     if delegate is not None:
         verdict("FAIL", f"not accepted: your function calls {delegate}, the function this lab asks you to write.")
         return
+    for fn in also_forbidden:
+        delegate = delegated_call(student_fn, fn)
+        if delegate is not None:
+            verdict(
+                "FAIL",
+                f"not accepted: your function calls {delegate}, a library function that computes what this lab "
+                "asks you to write.",
+            )
+            return
 
     results = []
     for k, case in enumerate(cases, start=1):

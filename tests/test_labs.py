@@ -432,3 +432,26 @@ def test_delegated_call_names_the_function_and_checks_its_arguments():
         labs.delegated_call(1.0, hermite.coefficients)
     with pytest.raises(TypeError, match="reference_fn must be callable"):
         labs.delegated_call(_wrapper, "coefficients")
+
+
+def test_also_forbidden_functions_are_not_accepted_either(capsys):
+    """A second library implementation of the reference, named in also_forbidden, is
+    refused like the reference; without it the same function would pass."""
+    from lib import theory
+
+    def reader(rho_nl, alpha, tau, lam):
+        return theory.pure_noise_error_integral(rho_nl, alpha, tau, lam)
+
+    cases = [(1.1, 2.0, 2.0, 0.5)]
+    kw = dict(name="pure noise", rtol=1e-6)
+    labs.check(reader, theory.pure_noise_error, cases, **kw)
+    assert capsys.readouterr().out.startswith("PASS")
+    with pytest.raises(LabError, match="computes what this lab asks you to write"):
+        labs.check(reader, theory.pure_noise_error, cases, also_forbidden=[theory.pure_noise_error_integral], **kw)
+    assert "lib.theory" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("value", "text"), [("abc", "list of functions"), ([1.0], r"also_forbidden\[0\]")])
+def test_also_forbidden_is_checked(value, text):
+    with pytest.raises(TypeError, match=text):
+        labs.check(lambda x: x, lambda x: x, [(1.0,)], name="id", also_forbidden=value)
