@@ -2,7 +2,7 @@
 
 One module per concept, the science apart from the teaching layer:
 
-- :mod:`lib.hermite`      Hermite functions, Gaussian integrals, the :class:`~lib.hermite.Link`
+- :mod:`lib.hermite`      normalized Hermite polynomials, Gaussian integrals, the :class:`~lib.hermite.Link`
   and the catalogue of links with closed-form coefficients (chapter 1).
 - :mod:`lib.quadrature`   Gaussian expectations of a user's function (probes, adaptive
   integration, the Gauss-Hermite rule).

@@ -1,6 +1,6 @@
 """Hermite expansions of link functions under the standard Gaussian weight.
 
-For ``z ~ N(0, 1)`` the orthonormal probabilists' Hermite functions
+For ``z ~ N(0, 1)`` the normalized probabilists' Hermite polynomials
 
 .. math::
 
@@ -76,7 +76,7 @@ MAX_DEGREE: int = 150
 
 
 # --------------------------------------------------------------------------------------
-# Hermite functions
+# Normalized Hermite polynomials (the functions are named hermite_function*)
 # --------------------------------------------------------------------------------------
 def _weighted_hermite(degree: int, z: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
     """Rows ``h_m(z) * weight`` for ``m = 0..degree`` by the normalized recurrence.
@@ -101,13 +101,13 @@ def _finite_or_raise(values: np.ndarray, z: np.ndarray, what: str) -> np.ndarray
     if not np.all(np.isfinite(values)):
         raise ValueError(
             f"z: {what} overflows float64 for |z| as large as {np.max(np.abs(z)):.3g}; "
-            "use smaller |z| (the Hermite functions grow like |z|^m / sqrt(m!))"
+            "use smaller |z| (the normalized Hermite polynomials grow like |z|^m / sqrt(m!))"
         )
     return values
 
 
 def hermite_functions(degree: int, z: Any) -> np.ndarray:
-    """All orthonormal Hermite functions ``h_0(z), ..., h_degree(z)`` at once.
+    """All normalized Hermite polynomials ``h_0(z), ..., h_degree(z)`` at once.
 
     .. math::
 
@@ -144,7 +144,7 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
 
 
 def hermite_function(m: int, z: Any) -> np.ndarray:
-    """Orthonormal probabilists' Hermite function ``h_m(z) = He_m(z) / sqrt(m!)``.
+    """Normalized probabilists' Hermite polynomial ``h_m(z) = He_m(z) / sqrt(m!)``.
 
     Computed by the stable recurrence of :func:`hermite_functions` (never through
     ``He_m`` and ``m!``). ``E[h_m(z) h_n(z)] = delta_mn`` for ``z ~ N(0, 1)``.
