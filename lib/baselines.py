@@ -33,7 +33,7 @@ from lib.samplers import (
     sample_contexts,
     sample_task_set,
 )
-from lib.teachers import gaussian_equivalent_ridge
+from lib.teachers import gaussian_equivalent_ridge, teacher_moments
 
 __all__ = [
     "bayes_ridge_predict",
@@ -134,7 +134,11 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     teachers).
     """
     X, y, x_query = _check_contexts(X, y, x_query)
-    rho = _check_rho(rho)
+    return np.einsum("nd,nd->n", x_query, _ridge_weights(X, y, _check_rho(rho)))
+
+
+def _ridge_weights(X: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
+    """``(X^T X + rho I)^{-1} X^T y`` of each context, shape ``(n, d)`` (inputs validated)."""
     n, ell, d = X.shape
     scale = np.einsum("nld,nld->n", X, X)  # tr X^T X >= the largest eigenvalue
     if np.any(rho < RIDGE_SVD_BELOW * scale):
@@ -144,17 +148,15 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
         tol = sv[:, :1] * max(ell, d) * np.finfo(float).eps
         keep = sv > tol
         filt = np.where(keep, sv, 0.0) / np.where(keep, sv * sv + rho, 1.0)
-        w_hat = np.einsum("nkd,nk->nd", vt, filt * np.einsum("nlk,nl->nk", u, y))
-        return np.einsum("nd,nd->n", x_query, w_hat)
+        return np.einsum("nkd,nk->nd", vt, filt * np.einsum("nlk,nl->nk", u, y))
     if ell >= d:
-        A = np.einsum("nli,nlj->nij", X, X)
+        A = np.matmul(X.transpose(0, 2, 1), X)
         A[:, np.arange(d), np.arange(d)] += rho
-        w_hat = np.linalg.solve(A, np.einsum("nld,nl->nd", X, y)[..., None])[..., 0]
-        return np.einsum("nd,nd->n", x_query, w_hat)
-    K = np.einsum("nid,njd->nij", X, X)
+        return np.linalg.solve(A, np.einsum("nld,nl->nd", X, y)[..., None])[..., 0]
+    K = np.matmul(X, X.transpose(0, 2, 1))
     K[:, np.arange(ell), np.arange(ell)] += rho
     c = np.linalg.solve(K, y[..., None])[..., 0]
-    return np.einsum("nl,nl->n", np.einsum("nld,nd->nl", X, x_query), c)
+    return np.einsum("nld,nl->nd", X, c)
 
 
 def dmmse_predict(
@@ -399,6 +401,7 @@ def context_ridge_errors(
     *,
     n_test: int = 10_000,
     rng: Any = None,
+    exact_query: bool = False,
 ) -> dict[str, tuple[float, float]]:
     """Monte Carlo errors on fresh tasks of three ridge predictors, on the same contexts.
 
@@ -410,6 +413,21 @@ def context_ridge_errors(
       :math:`a_0` (ridge :math:`(\\rho_{nl} - a_0^2)/a_1^2`).
 
     Their asymptotic errors are :func:`lib.theory.context_ridge_error`.
+
+    With ``exact_query`` each context's error is averaged exactly over its query
+    instead of sampled at one query. Each predictor is
+    :math:`\\hat y = \\hat a_0 + x_{\\ell+1}^\\top v`, and for a query
+    :math:`x \\sim N(0, I_d/d)` with :math:`z = x^\\top w`, :math:`\\|w\\|^2 = d`,
+    :math:`E[f(z)\\, x] = a_1 w/d`, so given the context
+
+    .. math::
+
+        E\\big[(y_{\\ell+1} - \\hat y)^2\\big]
+          = \\rho + E[f^2] - 2 a_0 \\hat a_0 + \\hat a_0^2
+            - \\frac{2 a_1\\, w^\\top v}{d} + \\frac{\\|v\\|^2}{d} .
+
+    Only the context's labels then come from the nonlinear teacher; the standard error
+    is over contexts alone, much smaller than with one sampled query each.
 
     Parameters
     ----------
@@ -424,6 +442,9 @@ def context_ridge_errors(
     n_test : int, keyword-only
         Number of test contexts (>= 2), each with a fresh task on the sphere.
     rng : numpy.random.Generator, int or None, keyword-only
+    exact_query : bool, keyword-only
+        Average each context's squared error exactly over the query (formula above)
+        instead of drawing one query.
 
     Returns
     -------
@@ -437,6 +458,14 @@ def context_ridge_errors(
     d, alpha, ell = _context_size(d, alpha)
     rho = _check_rho(rho)
     n_test = check_int("n_test", n_test, low=2)
+    if not isinstance(exact_query, (bool, np.bool_)):
+        raise TypeError(f"exact_query must be True or False; got {exact_query!r}")
+    a0, a1, ef2 = teacher_moments(teacher)
+    twins = {
+        "ridge": (0.0, rho),
+        "ge": gaussian_equivalent_ridge(teacher, rho, intercept=False),
+        "ge_intercept": gaussian_equivalent_ridge(teacher, rho),
+    }
     f = _resolve(teacher)
     rng = as_rng(rng)
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
@@ -449,6 +478,12 @@ def context_ridge_errors(
         progress.update(start)
         sl = slice(start, min(n_test, start + batch))
         ctx = sample_contexts(sl.stop - sl.start, d, ell, None, f, rho, rng)
+        if exact_query:
+            for name, (c, ridge) in twins.items():
+                v = _ridge_weights(ctx.X, ctx.y - c, ridge) if np.isfinite(ridge) else np.zeros_like(ctx.w)
+                wv, vv = np.einsum("nd,nd->n", ctx.w, v) / d, np.einsum("nd,nd->n", v, v) / d
+                sq[name][sl] = rho + ef2 - 2 * a0 * c + c * c - 2 * a1 * wv + vv
+            continue
         preds = {
             "ridge": bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho),
             "ge": gaussian_equivalent_predict(ctx.X, ctx.y, ctx.x_query, f, rho, intercept=False),

@@ -290,3 +290,33 @@ def test_bayes_ridge_is_continuous_in_rho_down_to_zero_on_a_rank_deficient_conte
     for rho in (1e-300, 1e-100, 1e-14, 1e-8):
         # the ridge fit moves by O(rho) from the pseudo-inverse fit
         assert np.max(np.abs(bayes_ridge_predict(X, y, xq, rho) - at_zero)) <= 1e3 * rho + 1e-12
+
+
+def test_context_ridge_errors_exact_query():
+    """The exact average over the query agrees with sampled queries and with the theory."""
+    exact = baselines.context_ridge_errors(40, 3.0, 0.1, "relu", n_test=300, rng=4, exact_query=True)
+    sampled = baselines.context_ridge_errors(40, 3.0, 0.1, "relu", n_test=6000, rng=5)
+    for name in ("ridge", "ge", "ge_intercept"):
+        (m_e, se_e), (m_s, se_s) = exact[name], sampled[name]
+        assert se_e < 0.5 * se_s  # far smaller scatter with 20 times fewer contexts
+        assert abs(m_e - m_s) < 4 * np.hypot(se_e, se_s)
+    want = theory.context_ridge_error("relu", 3.0, 0.1, 0.1)
+    assert abs(exact["ridge"][0] - want) < 0.03 * want  # O(1/d) bias at d = 40
+    with pytest.raises(TypeError, match="exact_query"):
+        baselines.context_ridge_errors(10, 2.0, 0.1, "relu", n_test=4, exact_query=1)
+
+
+def test_context_ridge_exact_query_formula():
+    """One context: the closed-form average over the query against 2e5 sampled queries."""
+    rng = np.random.default_rng(8)
+    d, ell, rho = 6, 15, 0.2
+    ctx = sample_contexts(1, d, ell, None, "relu", rho, rng)
+    c, ridge = teachers.gaussian_equivalent_ridge("relu", rho)
+    v = baselines._ridge_weights(ctx.X, ctx.y - c, ridge)[0]
+    w = ctx.w[0]
+    a0, a1, ef2 = teachers.teacher_moments("relu")
+    exact = rho + ef2 - 2 * a0 * c + c * c - 2 * a1 * (w @ v) / d + (v @ v) / d
+    xq = rng.standard_normal((200_000, d)) / np.sqrt(d)
+    yq = np.maximum(xq @ w, 0.0) + np.sqrt(rho) * rng.standard_normal(200_000)
+    err = (yq - c - xq @ v) ** 2
+    assert abs(err.mean() - exact) < 4 * err.std() / np.sqrt(err.size)
