@@ -21,7 +21,7 @@ class GapEstimate(NamedTuple):
     c_delta : float
         Estimated slope :math:`c_\\Delta = c_{het} + c_{tail}` of the gap :math:`c_\\Delta/d`.
     c_het, c_tail : float
-        Its heteroscedastic and heavy-tail parts.
+        Its heteroscedastic and kurtosis parts.
     delta_ey2z2, delta_ey4 : float
         Teacher minus twin: :math:`\\delta E[y^2 z^2]` and :math:`\\delta E[y^4]`.
     """
@@ -55,7 +55,7 @@ def gap_estimate(
 
     :math:`\delta` the teacher's moment minus the twin's (:func:`lib.teachers.label_moments`).
     The first term is the heteroscedastic part (label variance growing along the task,
-    weighted by the leverage factor :math:`1 - 2/\tau`), the second the heavy-tail part
+    weighted by the leverage factor :math:`1 - 2/\tau`), the second the kurtosis part
     (random row scales of the design). It is a heuristic of the book, derived for
     :math:`a_1 = 0`, not a theorem.
 
