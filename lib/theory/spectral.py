@@ -404,10 +404,11 @@ def spectral_psi_phi(
             f"theta must be above sup T = {law.tau:.6g} (the largest value of the preprocessing); "
             f"got min theta = {theta.min():.6g}"
         )
-    r = law.t / (theta[..., None] - law.t)
-    psi = theta * (1.0 / alpha + r @ law.w)
-    phi = theta * (r @ (law.w * law.z2))
-    return psi, phi
+    flat, er, erz = theta.ravel(), np.empty(theta.size), np.empty(theta.size)
+    for k in range(0, flat.size, 64):  # 64 values of theta at a time: bounded memory
+        r = law.t / (flat[k : k + 64, None] - law.t)
+        er[k : k + 64], erz[k : k + 64] = r @ law.w, r @ (law.w * law.z2)
+    return theta * (1.0 / alpha + er.reshape(theta.shape)), theta * erz.reshape(theta.shape)
 
 
 def spectral_error(
