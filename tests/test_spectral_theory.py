@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from scipy.optimize import brentq
 
 from lib import spectral, teachers
 
@@ -92,3 +93,24 @@ def test_threshold_spread_small_for_smooth_and_larger_for_kinked():
         spectral.spectral_threshold_spread("h2", rho, nodes=())
     with pytest.raises(ValueError, match="nodes"):
         spectral.spectral_threshold_spread("h2", rho, nodes=((4, 24),))
+
+
+@pytest.mark.parametrize(("teacher", "alpha"), [("h2", 4.0), ("h2", 16.0), ("abs", 3.0)])
+def test_overlap_is_psi_prime_over_psi_prime_minus_phi_prime(teacher, alpha):
+    # the crossing psi = phi, found here by brentq on psi - phi, with derivatives by
+    # central differences, gives the limit of spectral_overlap (an independent route)
+    rho = 0.1
+    gap = lambda t: np.subtract(*spectral.spectral_psi_phi(t, alpha, teacher, rho))  # noqa: E731
+    t_star = brentq(gap, 1.0 + 1e-9, 1e3, xtol=1e-14)
+    h = 1e-6 * (t_star - 1.0)
+    (psi_lo, psi_hi), (phi_lo, phi_hi) = spectral.spectral_psi_phi([t_star - h, t_star + h], alpha, teacher, rho)
+    dpsi, dphi = (psi_hi - psi_lo) / (2 * h), (phi_hi - phi_lo) / (2 * h)
+    assert dpsi > 0 > dphi
+    assert_allclose(dpsi / (dpsi - dphi), spectral.spectral_overlap(alpha, teacher, rho), rtol=1e-6)
+
+
+def test_psi_phi_refuses_theta_at_or_below_sup_t():
+    with pytest.raises(ValueError, match="theta must be above sup T"):
+        spectral.spectral_psi_phi([0.5, 2.0], 4.0, "h2", 0.1)
+    psi, phi = spectral.spectral_psi_phi(2.0, 4.0, "h2", 0.1)
+    assert psi.shape == phi.shape == ()

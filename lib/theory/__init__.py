@@ -53,6 +53,7 @@ from lib.theory.spectral import (
     shifted_preprocess,
     spectral_error,
     spectral_overlap,
+    spectral_psi_phi,
     spectral_threshold,
     spectral_threshold_spread,
     truncated_preprocess,

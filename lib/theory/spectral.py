@@ -26,7 +26,16 @@ from numpy.typing import ArrayLike
 from scipy.integrate import trapezoid
 from scipy.optimize import brentq
 
-from lib._checks import RHO_MAX, check_callable, check_int, check_param, check_range, check_scalar, check_vectorized
+from lib._checks import (
+    RHO_MAX,
+    check_callable,
+    check_int,
+    check_param,
+    check_range,
+    check_real,
+    check_scalar,
+    check_vectorized,
+)
 from lib._checks import scalar_or_array as _out
 from lib.hermite import coefficients
 from lib.quadrature import gauss_hermite
@@ -36,6 +45,7 @@ __all__ = [
     "SPECTRAL_PREPROCESSINGS",
     "spectral_overlap",
     "spectral_threshold",
+    "spectral_psi_phi",
     "spectral_error",
     "optimal_preprocess",
     "weak_recovery_threshold",
@@ -331,6 +341,74 @@ def spectral_threshold(teacher: Any, rho: float, preprocess: Any = None) -> floa
     """
     rho = _check_spectral(teacher, rho)
     return _SpectralLaw(teacher, rho, preprocess).threshold()
+
+
+def spectral_psi_phi(
+    theta: ArrayLike, alpha: float, teacher: Any, rho: float, preprocess: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The two functions :math:`\psi_\alpha, \phi` whose crossing locates the spectral outlier.
+
+    With :math:`r_\vartheta = T/(\vartheta - T)` for :math:`\vartheta > \sup T` and
+    expectations over :math:`z \sim N(0,1)`, :math:`y = f(z) + \varepsilon`,
+    :math:`\varepsilon \sim N(0, \rho)`:
+
+    .. math::
+
+        \psi_\alpha(\vartheta) = \vartheta\,\big(1/\alpha + E[r_\vartheta]\big),
+        \qquad
+        \phi(\vartheta) = \vartheta\, E[r_\vartheta\, z^2] .
+
+    Their derivatives are :math:`\psi_\alpha' = 1/\alpha - E[r_\vartheta^2]` and
+    :math:`\phi' = -E[r_\vartheta^2 z^2]`, and :math:`\psi_\alpha = \phi` is the outlier
+    equation :math:`E[r_\vartheta(z^2 - 1)] = 1/\alpha`, so the limit of
+    :func:`spectral_overlap` above the threshold is
+    :math:`\psi_\alpha'/(\psi_\alpha' - \phi')` at the crossing :math:`\vartheta^*`
+    (checked with finite differences in chapter 6 and the tests).
+
+    Parameters
+    ----------
+    theta : float or array_like
+        Spectral variable(s) :math:`\vartheta`, each finite and above :math:`\sup T`
+        (the largest value of the preprocessing on the quadrature nodes).
+    alpha : float
+        Context length per dimension, :math:`\alpha = \ell/d > 0`.
+    teacher, rho, preprocess
+        As in :func:`spectral_overlap`.
+
+    Returns
+    -------
+    psi, phi : numpy.ndarray
+        :math:`\psi_\alpha(\vartheta)` and :math:`\phi(\vartheta)`, each of the shape of
+        ``theta`` (0-d for a scalar).
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` or ``rho`` is out of range, or a ``theta`` is not above
+        :math:`\sup T` (the message gives :math:`\sup T`).
+
+    See Also
+    --------
+    spectral_overlap : the limit of the squared overlap that these functions express.
+
+    Notes
+    -----
+    Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
+    """
+    theta = check_real("theta", theta)
+    alpha = check_param("alpha", alpha, scalar=True)
+    rho = _check_spectral(teacher, rho)
+    law = _SpectralLaw(teacher, rho, preprocess)
+    if not np.all(theta > law.tau):
+        raise ValueError(
+            f"theta must be above sup T = {law.tau:.6g} (the largest value of the preprocessing); "
+            f"got min theta = {theta.min():.6g}"
+        )
+    flat, er, erz = theta.ravel(), np.empty(theta.size), np.empty(theta.size)
+    for k in range(0, flat.size, 64):  # 64 values of theta at a time: bounded memory
+        r = law.t / (flat[k : k + 64, None] - law.t)
+        er[k : k + 64], erz[k : k + 64] = r @ law.w, r @ (law.w * law.z2)
+    return theta * (1.0 / alpha + er.reshape(theta.shape)), theta * erz.reshape(theta.shape)
 
 
 def spectral_error(
