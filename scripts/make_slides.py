@@ -64,6 +64,11 @@ SESSIONS = (
     Session("lecture-4", "Lecture 4: finite pretraining data", pages=("book/regimes/finite_data",)),
     Session("lecture-5", "Lecture 5: task diversity", pages=("book/regimes/task_diversity",)),
     Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed", "lab-td-dmmse")),
+    Session(
+        "lecture-6",
+        "Lecture 6: what escapes the floor",
+        pages=("book/beyond/spectral", "book/trained/networks"),
+    ),
 )
 
 LAB_PAGES = (
