@@ -110,3 +110,18 @@ def test_python_code_is_ruff_clean(command):
         f"`ruff {' '.join(command)}` fails; run `make lint-fix` (ruff format and ruff check --fix on "
         f"{' '.join(PYTHON_PATHS)}):\n" + out.stdout[-3000:] + out.stderr[-2000:]
     )
+
+
+def test_no_code_cell_is_tagged_remove_cell():
+    """The inline build does not execute a code cell tagged remove-cell, so a hidden check
+    must be tagged remove-input/remove-output instead (else its {eval} names are undefined
+    and its claims never run)."""
+    bad = []
+    for path in sorted((ROOT / "book").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] == "code" and "remove-cell" in cell.get("metadata", {}).get("tags", []):
+                bad.append(f"{path.relative_to(ROOT)} cell {i}")
+    assert not bad, "code cells tagged remove-cell (not executed by the build): " + ", ".join(bad)
