@@ -70,13 +70,9 @@ def test_notebook_code_does_not_write_globals():
 
 
 # Functions a chapter may define in its code cells besides the reader's own (cells tagged
-# lab-solution, functions named my_*): a lab's reference solution or an exercise's objective
-# as the reader writes it, and hidden re-implementations of a printed formula whose purpose is
-# to check lib against the text. Analysis helpers belong in lib.
-ALLOWED_DEFS = {
-    ("book/linear/model.ipynb", "err"),
-    ("book/equivalence/verification.ipynb", "reference"),
-}
+# lab-solution, functions named my_*): none at present (a lab's reference or an exercise's
+# objective is a lambda around lib). Analysis helpers belong in lib.
+ALLOWED_DEFS: set[tuple[str, str]] = set()
 
 
 def test_notebooks_define_no_helper_functions():
