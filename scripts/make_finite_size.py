@@ -12,8 +12,8 @@ worker process per core (``--workers N`` to choose, ``--workers 0`` for no Dask 
 or an existing scheduler given by ``--scheduler tcp://host:8786`` (a lab server, or a
 SLURM allocation through ``dask-jobqueue``; see lib/data/README.md).
 
-Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points``, ``task_diversity`` and ``smoke`` (default: all,
-in that order). Each row is one call of :func:`lib.simulation.simulate` (pretrain Gamma
+Experiments: ``linear_points``, ``teachers``, ``h2_study``, ``nonlinear_points``, ``task_diversity``,
+``stretched`` and ``smoke`` (default: all, in that order). Each row is one call of :func:`lib.simulation.simulate` (pretrain Gamma
 on n = tau d^2 contexts, then measure its ICL and IDG errors) for one configuration,
 one variant, one dimension ``d`` and one draw. Rows are appended to the CSV and flushed
 one by one as they finish, so an interrupted run can be resumed by running the same command again:
@@ -40,6 +40,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,9 @@ class Experiment:
     dims: tuple[int, ...]
     draws: dict[int, int]
     n_test: dict[int, int] = field(default_factory=dict)  # empty: exact errors only
+    #: run order: "draw" (draw, then d, then configuration) or "d" (d, then draw, then
+    #: configuration): every configuration at the small d before any larger d
+    order: str = "draw"
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,42 @@ def _nonlinear_points() -> tuple[Config, ...]:
 
 
 NONLINEAR_POINTS = _nonlinear_points()
+
+#: Teachers given by Hermite coefficients (a_0, a_1, ...), named for the CSV's teacher column.
+#: "0.3h1+h2": a small linear part, a_1^2 / E f^2 = 0.09 / 1.09 = 0.083.
+COEFFICIENT_TEACHERS: dict[str, tuple[float, ...]] = {"0.3h1+h2": (0.0, 0.3, 1.0)}
+
+#: The teachers of ``stretched``: h2 (a_1 = 0) and relu (a_1 = 1/2); each with its twin.
+STRETCHED_TEACHERS = ("h2", "relu")
+
+
+def _stretched() -> tuple[Config, ...]:
+    """The points of the ``stretched`` experiment, around the reference (2, 1.5, 3, 0.1, 0)."""
+    tg = ("teacher", "gaussian")
+    points = (
+        # label, alpha, kappa, tau, rho, lam
+        ("rho=0.02", 2.0, 1.5, 3.0, 0.02, 0.0),
+        ("rho=0.5", 2.0, 1.5, 3.0, 0.5, 0.0),
+        ("tau=0.8", 2.0, 1.5, 0.8, 0.1, 0.0),
+        ("tau=0.8 lam=0.01", 2.0, 1.5, 0.8, 0.1, 0.01),
+        ("tau=1.25", 2.0, 1.5, 1.25, 0.1, 0.0),
+        ("tau=1.25 lam=0.01", 2.0, 1.5, 1.25, 0.1, 0.01),
+        ("tau=0.5 kappa=0.5", 2.0, 0.5, 0.5, 0.1, 0.0),
+        ("tau=0.5 kappa=0.8", 2.0, 0.8, 0.5, 0.1, 0.0),
+        ("tau=3 kappa=0.5", 2.0, 0.5, 3.0, 0.1, 0.0),
+        ("tau=3 kappa=0.8", 2.0, 0.8, 3.0, 0.1, 0.0),
+        ("alpha=0.5", 0.5, 1.5, 3.0, 0.1, 0.0),
+    )
+    configs = [Config(f"{t} {lab}", t, tg, *par) for t in STRETCHED_TEACHERS for lab, *par in points]
+    small = dict((lab, par) for lab, *par in points)
+    for t in COEFFICIENT_TEACHERS:  # the small linear part at two of the points
+        for lab in ("rho=0.02", "tau=1.25 lam=0.01"):
+            configs.append(Config(f"{t} {lab}", t, tg, *small[lab]))
+    return tuple(configs)
+
+
+STRETCHED = _stretched()
+STRETCHED_DIMS = (40, 60, 100, 150)
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -241,6 +281,25 @@ EXPERIMENTS: dict[str, Experiment] = {
             n_test={30: 100_000, 60: 100_000, 100: 100_000},
         ),
         Experiment(
+            name="stretched",
+            index=6,
+            description=(
+                "The equivalence stretched away from the chapter-3 point (alpha, kappa, tau, rho, "
+                "lambda) = (2, 1.5, 3, 0.1, 0), for h2 (a_1 = 0), relu and the teacher 0.3 h1 + h2 "
+                "(a_1^2 = 0.083 E f^2), each against its Gaussian-equivalent linear teacher: "
+                "label noise rho = 0.02 and 0.5; tau = 0.8 and 1.25 (both sides of the "
+                "interpolation peak) ridgeless and with lambda = 0.01; kappa = 0.5 and 0.8 at "
+                "tau = 0.5 and tau = 3; alpha = 0.5. The 0.3 h1 + h2 teacher at rho = 0.02 and at "
+                "tau = 1.25, lambda = 0.01 only. Rows run d by d (every configuration at d = 40 "
+                "first); Monte Carlo test errors; the method column records the CG iterations."
+            ),
+            configs=STRETCHED,
+            dims=STRETCHED_DIMS,
+            draws={d: 4 for d in STRETCHED_DIMS},
+            n_test={d: 200_000 for d in STRETCHED_DIMS},
+            order="d",
+        ),
+        Experiment(
             name="smoke",
             index=3,
             description=(
@@ -272,11 +331,13 @@ def row_specs(
     draws: int | None = None,
     n_test: int | None = None,
 ) -> list[RowSpec]:
-    """All rows of an experiment, in run order: draw, then d, then configuration, then variant.
+    """All rows of an experiment, in run order.
 
-    Running draw by draw means an interrupted run leaves every (d, configuration) with
-    about the same number of draws. ``dims``, ``draws`` and ``n_test`` override the
-    experiment's grid (``draws`` then applies to every d, ``n_test`` to every Monte Carlo
+    ``order="draw"`` (the default): draw, then d, then configuration, then variant; an
+    interrupted run leaves every (d, configuration) with about the same number of draws.
+    ``order="d"``: d, then draw, then configuration, then variant; the cost of a row grows
+    like d^4, so an interrupted run has every configuration at every small d. ``dims``,
+    ``draws`` and ``n_test`` override the experiment's grid (``draws`` then applies to every d, ``n_test`` to every Monte Carlo
     row).
     """
     if name not in EXPERIMENTS:
@@ -284,39 +345,40 @@ def row_specs(
     exp = EXPERIMENTS[name]
     dims = exp.dims if dims is None else tuple(dims)
     n_draws = {d: (draws if draws is not None else exp.draws.get(d, max(exp.draws.values()))) for d in dims}
+    if exp.order == "d":
+        cells = [(d, draw) for d in dims for draw in range(n_draws[d])]
+    else:
+        cells = [(d, draw) for draw in range(max(n_draws.values())) for d in dims if draw < n_draws[d]]
     specs = []
-    for draw in range(max(n_draws.values())):
-        for d in dims:
-            if draw >= n_draws[d]:
-                continue
-            for ci, cfg in enumerate(exp.configs):
-                seed = row_seed(exp.index, ci, d, draw)
-                for variant in cfg.variants:
-                    mc = variant != "linear"
-                    nt = (
-                        (n_test if n_test is not None else exp.n_test.get(d, max(exp.n_test.values(), default=0)))
-                        if mc
-                        else 0
+    for d, draw in cells:
+        for ci, cfg in enumerate(exp.configs):
+            seed = row_seed(exp.index, ci, d, draw)
+            for variant in cfg.variants:
+                mc = variant != "linear"
+                nt = (
+                    (n_test if n_test is not None else exp.n_test.get(d, max(exp.n_test.values(), default=0)))
+                    if mc
+                    else 0
+                )
+                specs.append(
+                    RowSpec(
+                        experiment=name,
+                        experiment_index=exp.index,
+                        config_index=ci,
+                        label=cfg.label,
+                        teacher=cfg.teacher,
+                        variant=variant,
+                        d=d,
+                        draw=draw,
+                        seed=seed,
+                        alpha=cfg.alpha,
+                        kappa=cfg.kappa,
+                        tau=cfg.tau,
+                        rho=cfg.rho,
+                        lam=cfg.lam,
+                        n_test=nt,
                     )
-                    specs.append(
-                        RowSpec(
-                            experiment=name,
-                            experiment_index=exp.index,
-                            config_index=ci,
-                            label=cfg.label,
-                            teacher=cfg.teacher,
-                            variant=variant,
-                            d=d,
-                            draw=draw,
-                            seed=seed,
-                            alpha=cfg.alpha,
-                            kappa=cfg.kappa,
-                            tau=cfg.tau,
-                            rho=cfg.rho,
-                            lam=cfg.lam,
-                            n_test=nt,
-                        )
-                    )
+                )
     return specs
 
 
@@ -333,7 +395,8 @@ def zero_teacher(z: np.ndarray) -> np.ndarray:
 def variant_teacher(teacher: str, variant: str, rho: float) -> tuple[Any, float]:
     """The teacher and label-noise variance that ``simulate`` receives for a variant.
 
-    - ``"teacher"``: the link called ``teacher``, noise ``rho``;
+    - ``"teacher"``: the link called ``teacher`` (or the Hermite coefficients
+      ``COEFFICIENT_TEACHERS[teacher]``), noise ``rho``;
     - ``"gaussian"``: ``g, rho_eq = lib.teachers.gaussian_equivalent(teacher, rho)``;
     - ``"noise"``: ``f = 0`` with ``rho_nl = rho + E[f^2] - a_1^2``;
     - ``"linear"``: ``None`` (the linear teacher, exact errors), noise ``rho``.
@@ -342,6 +405,8 @@ def variant_teacher(teacher: str, variant: str, rho: float) -> tuple[Any, float]
         return None, rho
     from lib import teachers
 
+    if teacher in COEFFICIENT_TEACHERS:  # a name of this script for Hermite coefficients
+        teacher = np.asarray(COEFFICIENT_TEACHERS[teacher], dtype=float)
     if variant == "teacher":
         return teacher, rho
     if variant == "gaussian":
@@ -387,7 +452,8 @@ def run_row(spec: RowSpec) -> dict[str, Any]:
         "idg": float(res["idg"]),
         "idg_se": float(res["idg_se"]),
         "n_test": spec.n_test,
-        "method": str(res["method"]),
+        # the CG iteration count, when the solver is iterative: "matfree (212 CG iterations)"
+        "method": str(res["method"]) + ("" if res["iterations"] is None else f" ({res['iterations']} CG iterations)"),
         "seconds": float(res["seconds"]),
     }
 
@@ -621,6 +687,7 @@ def _write_meta(
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "total_seconds": round(sum(float(r["seconds"]) for r in rows), 1),
+        "solver_cost": _solver_cost(rows),
         "runs": previous
         + [
             {
@@ -637,6 +704,32 @@ def _write_meta(
     tmp = json_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(_jsonable(meta), indent=2) + "\n")
     tmp.replace(json_path)
+
+
+def _solver_cost(rows: list[dict[str, str]]) -> dict[str, dict[str, Any]]:
+    """What the rows cost, per configuration and d, from the CSV's seconds and method columns.
+
+    ``{label: {d: {"rows", "median_seconds", "max_seconds", "methods", "max_cg_iterations"}}}``;
+    ``max_cg_iterations`` is None when no row of the cell used the iterative solver.
+    """
+    cells: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for r in rows:
+        cells.setdefault(r["label"], {}).setdefault(str(r["d"]), []).append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for label, by_d in cells.items():
+        out[label] = {}
+        for d in sorted(by_d, key=int):
+            rs = by_d[d]
+            secs = [float(r["seconds"]) for r in rs]
+            its = [int(m.group(1)) for r in rs if (m := re.search(r"\((\d+) CG iterations\)", r["method"]))]
+            out[label][d] = {
+                "rows": len(rs),
+                "median_seconds": round(float(np.median(secs)), 2),
+                "max_seconds": round(max(secs), 2),
+                "methods": sorted({r["method"].split(" (")[0] for r in rs}),
+                "max_cg_iterations": max(its) if its else None,
+            }
+    return out
 
 
 def run_experiment(

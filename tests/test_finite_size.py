@@ -134,6 +134,50 @@ def test_variants_share_seeds_and_seeds_are_distinct():
     assert mfs.row_seed(1, 2, 100, 0) == mfs.row_seed(1, 2, 100, 0)
 
 
+def test_stretched_configurations_are_well_formed():
+    """The ``stretched`` grid: twins, distinct seeds, d up to >= 150, >= 4 draws, d-major order.
+
+    Cheap: reads the configuration list and the row specs, runs no simulation.
+    """
+    from lib import teachers
+
+    exp = mfs.EXPERIMENTS["stretched"]
+    assert exp.index not in {e.index for e in mfs.EXPERIMENTS.values() if e.name != "stretched"}
+    assert max(exp.dims) >= 150 and min(exp.draws[d] for d in exp.dims) >= 4
+    labels = [c.label for c in exp.configs]
+    assert len(set(labels)) == len(labels)
+    for cfg in exp.configs:
+        assert cfg.variants == ("teacher", "gaussian"), cfg.label  # every teacher has its twin
+        assert cfg.teacher != "linear"
+        for v in cfg.variants:  # every variant is defined (coefficient teachers included)
+            _, rho_used = mfs.variant_teacher(cfg.teacher, v, cfg.rho)
+            assert math.isfinite(rho_used) and rho_used >= cfg.rho
+    a1_share = {}
+    for t in {c.teacher for c in exp.configs}:
+        f = np.asarray(mfs.COEFFICIENT_TEACHERS[t]) if t in mfs.COEFFICIENT_TEACHERS else t
+        _, a1, ef2 = teachers.teacher_moments(f)
+        a1_share[t] = a1**2 / ef2
+    assert any(v < 1e-12 for v in a1_share.values())  # a teacher without a linear part
+    assert any(v > 0.2 for v in a1_share.values())  # one with a large linear part
+    assert any(0 < v <= 0.1 for v in a1_share.values())  # one with a small linear part
+    points = {(c.alpha, c.kappa, c.tau, c.rho, c.lam) for c in exp.configs}
+    assert {0.02, 0.5} <= {p[3] for p in points}
+    for tau in (0.8, 1.25):
+        assert {p[4] for p in points if p[2] == tau} >= {0.0, 0.01}
+    assert {(k, t) for _, k, t, _, _ in points if k < 1} >= {(0.5, 0.5), (0.8, 0.5), (0.5, 3.0), (0.8, 3.0)}
+    assert min(p[0] for p in points) == 0.5
+    specs = mfs.row_specs("stretched")
+    assert len(specs) == sum(exp.draws[d] for d in exp.dims) * 2 * len(exp.configs)
+    by_cell: dict = {}
+    for s in specs:
+        by_cell.setdefault((s.config_index, s.d, s.draw), set()).add(s.seed)
+    assert all(len(seeds) == 1 for seeds in by_cell.values())  # twins share the draw
+    seeds = [next(iter(v)) for v in by_cell.values()]
+    assert len(set(seeds)) == len(seeds)
+    assert [s.d for s in specs] == sorted(s.d for s in specs)  # every config at small d first
+    assert {(s.label, s.d) for s in specs if s.d == min(exp.dims)} == {(lab, min(exp.dims)) for lab in labels}
+
+
 def test_run_experiment_resumes(tmp_path):
     """A second run computes nothing; a truncated last line is dropped and recomputed."""
     log: list[str] = []
