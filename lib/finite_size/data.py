@@ -22,7 +22,11 @@ Gaussian-equivalent linear teacher ``g(z) = a_0 + a_1 z`` with noise ``rho_eq``)
 (the linear teacher ``f(z) = z``). The ``rho`` column is always the label-noise variance
 of the experiment's nominal teacher; the noise actually used by the ``gaussian`` and
 ``noise`` variants is derived from it (see ``data/README.md``). Rows with exact errors
-(linear teacher) have ``n_test = 0`` and ``icl_se = idg_se = 0``.
+(linear teacher) have ``n_test = 0`` and ``icl_se = idg_se = 0``. ``teacher`` is a link
+name of :mod:`lib.hermite`, ``"linear"``, or a name the script gives to Hermite
+coefficients (``"0.3h1+h2"``: ``a = (0, 0.3, 1)``). ``method`` is the solver of
+:func:`lib.attention.fit_gamma`, followed by its CG iteration count when it is iterative
+(``"matfree (158 CG iterations)"``; rows made before that was recorded say ``"matfree"``).
 
 Used in: chapters 2, 3 and the Performance appendix.
 """
