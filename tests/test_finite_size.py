@@ -178,6 +178,17 @@ def test_stretched_configurations_are_well_formed():
     assert {(s.label, s.d) for s in specs if s.d == min(exp.dims)} == {(lab, min(exp.dims)) for lab in labels}
 
 
+def test_stretched_coefficient_teacher_rows_run():
+    """The teacher given by Hermite coefficients runs as a row, its twin on the same draw."""
+    specs = [s for s in mfs.row_specs("stretched", dims=(8,), draws=1, n_test=500) if s.teacher == "0.3h1+h2"]
+    assert {s.variant for s in specs} == {"teacher", "gaussian"}
+    rows = {s.variant: mfs.run_row(s) for s in specs if s.label == "0.3h1+h2 rho=0.02"}
+    assert rows["teacher"]["seed"] == rows["gaussian"]["seed"]
+    for r in rows.values():
+        assert r["teacher"] == "0.3h1+h2" and math.isfinite(r["icl"]) and r["icl"] > 0
+    assert rows["teacher"]["icl"] != rows["gaussian"]["icl"]
+
+
 def test_run_experiment_resumes(tmp_path):
     """A second run computes nothing; a truncated last line is dropped and recomputed."""
     log: list[str] = []
