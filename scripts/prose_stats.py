@@ -162,9 +162,10 @@ def clean(text: str) -> str:
     """Strip math, roles' targets, links, URLs, HTML and inline code from Markdown."""
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.DOTALL)
     # display math joins the text around it (it is part of the sentence it sits in)
-    text = _DISPLAY_MATH.sub(" ", text)
-    text = _ENV_MATH.sub(" ", text)
-    text = re.sub(r"\n\s*\n(?=\s*[a-z,;:])", "\n", text)  # a sentence continuing after math
+    text = _DISPLAY_MATH.sub("\x01", text)
+    text = _ENV_MATH.sub("\x01", text)
+    # a sentence continuing after display math is one sentence; otherwise a new paragraph
+    text = re.sub(r"\s*\x01\s*(?=[a-z,;:.)])", " ", text).replace("\x01", "\n\n")
     text = _INLINE_MATH.sub(_MATH_MARK, text)
     text = _ROLE.sub(_role, text)
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links keep their text
