@@ -42,7 +42,7 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(\s.*)?$")
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$(\s*\([\w:-]+\))?", re.DOTALL)
 _ENV_MATH = re.compile(r"\\begin\{(\w+\*?)\}.*?\\end\{\1\}", re.DOTALL)
-_INLINE_MATH = re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$")
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:[^$\\]|\\.)+?\$")
 _ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 _TARGET_ONLY = {
     "doc",
@@ -155,7 +155,7 @@ def _role(m: re.Match) -> str:
         return f" {title.group(1).strip()} "
     if name == "eval":
         return " N "
-    return " ref " if name in _TARGET_ONLY else f" {body} "
+    return " Ref " if name in _TARGET_ONLY else f" {body} "
 
 
 def clean(text: str) -> str:
