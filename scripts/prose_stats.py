@@ -12,7 +12,8 @@ not show (tag ``remove-cell``), YAML front matter, math (``$...$``, ``$$...$$``,
 comments, URLs. A role keeps its text and loses its target: ``{term}`a <b>``` counts as
 "a", a role that only names a target (``{doc}``, ``{prf:ref}``, ``{eq}``, ``{cite}``,
 ...) and ``{eval}`` count as one word, inline code as one word. Headings are not
-sentences. Sentences end at ``[.!?]`` followed by whitespace and a capital letter, and
+sentences. Sentences end at ``[.!?]`` followed by whitespace and a capital letter (not after
+"e.g.", "i.e.", "cf.", "vs." and a few more), and
 at the end of a paragraph, list item or directive.
 
 Usage::
@@ -61,6 +62,7 @@ _TARGET_ONLY = {
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\u00a7])")
 _MATH_MARK = " \u00a7 "  # stands for inline math: starts a sentence, is not a word
 _WORD = re.compile(r"\w")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|cf|vs|resp|et al|Fig|Eq|Sec|Ch|No)\.)$")
 _TARGET = re.compile(r"^\s*\([\w:.-]+\)=\s*$")  # a MyST target line, (label)=
 
 
@@ -180,7 +182,13 @@ def sentences(text: str) -> list[str]:
     out = []
     for para in re.split(r"\n\s*\n", text):
         para = " ".join(para.split())
-        out += [s for s in _SENTENCE_END.split(para) if _WORD.search(s)]
+        pieces: list[str] = []
+        for piece in _SENTENCE_END.split(para):
+            if pieces and _ABBREV.search(pieces[-1]):  # "e.g. $x$" ends no sentence
+                pieces[-1] += " " + piece
+            else:
+                pieces.append(piece)
+        out += [s for s in pieces if _WORD.search(s)]
     return out
 
 
