@@ -207,7 +207,8 @@ def context_free_error(teacher: Any, d: int, rho: float, *, method: str = "auto"
         teacher.
     ValueError
         If ``d < 2``, ``rho`` is negative or not finite, ``method`` is unknown, or the
-        teacher is not square-integrable.
+        teacher is not square-integrable or has a divergent fourth moment (the
+        condition :func:`lib.teachers.teacher_moments` imposes on every teacher).
 
     Notes
     -----
