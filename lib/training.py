@@ -41,6 +41,7 @@ import optax
 import lib.attention
 import lib.samplers
 from lib._checks import as_rng, check_int, check_scalar
+from lib.theory.context_free import context_free_error as context_free_error  # noqa: F401
 from lib.training_runs import (
     DATA_DIR,
     _as_float_array,

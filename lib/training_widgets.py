@@ -20,6 +20,7 @@ import numpy as np
 
 import lib
 import lib.plotting
+import lib.theory
 import lib.training
 
 __all__ = ["KIND_LABELS", "sweep_explorer", "sweep_figure"]
@@ -48,7 +49,11 @@ class _Explorer(widgets.interactive):
 
 
 def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list | None = None, ax: Any = None):
-    """ICL error of the stored transformer runs against ``alpha``, with ``rho_nl`` and the spectral learner.
+    """ICL error of the stored transformer runs against ``alpha``, with its baselines.
+
+    The baselines: ``rho_nl`` (every prediction linear in the query), the error of the best
+    predictor that never reads the context at this ``d``
+    (:func:`lib.theory.context_free_error`) and the spectral learner as ``d -> infinity``.
 
     Parameters
     ----------
@@ -75,6 +80,8 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     alphas = np.logspace(np.log10(1.5), np.log10(20.0), 60)
     floor = float(lib.effective_noise(teacher, rho))
     ax.axhline(floor, color="0.3", ls=":", lw=1.3, label=r"$\rho_{\mathrm{nl}}$ (linear attention, $\tau \to \infty$)")
+    e_cf = lib.theory.context_free_error(teacher, d, rho)
+    ax.axhline(e_cf, color="0.1", ls="--", lw=1.3, label=rf"no context (query only), $d = {d}$")
     lib.plotting.theory_line(
         ax, alphas, lib.spectral_error(alphas, teacher, rho), color="#009E73", label=r"spectral learner, $d \to \infty$"
     )

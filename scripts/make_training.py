@@ -20,7 +20,8 @@ Experiments (default: all, in this order):
   alpha; and at tau = 0.5 (interpolation) from three initialization scales.
 - ``transformers``: ``lib.training.train_transformer`` with softmax attention and with
   linear attention (MLP values and readout kept: Oko et al.'s architecture), on h2 and
-  ReLU at d = 8 against alpha, and on h2 at alpha = 4 against d = 8, 16, 32, 64.
+  ReLU at d = 8 against alpha, and on h2 at alpha = 4 against d = 8, 16, 32 (a d = 64
+  group is configured, but the stored data have no rows for it).
 
 Seeds: the seed of a row is ``make_finite_size.row_seed(experiment_index, config_index,
 d, draw)`` (the first word of ``SeedSequence([BASE_SEED, e, c, d, draw])``, shifted right

@@ -18,6 +18,8 @@ one-layer linear attention are deterministic; this package evaluates them:
 - :mod:`lib.theory.gap`               the finite-size gap heuristic (chapter 3.2);
 - :mod:`lib.theory.spectral`          the limit of the spectral estimator of
   :mod:`lib.spectral` (chapter 6);
+- :mod:`lib.theory.context_free`      the error of the best predictor that reads only
+  the query, at finite :math:`d` (chapter 7);
 - :mod:`lib.theory.source`            the source's formulas as its authors' code
   evaluates them, to check the linear ones against (chapter 2).
 
@@ -25,7 +27,8 @@ Their public names are re-exported here (``lib.theory.icl_error``). The teacher'
 statistics (:func:`lib.teachers.effective_noise`) live in :mod:`lib.teachers`.
 """
 
-from lib.theory import gap, kappa_inf, linear, marchenko_pastur, nonlinear, source, spectral
+from lib.theory import context_free, gap, kappa_inf, linear, marchenko_pastur, nonlinear, source, spectral
+from lib.theory.context_free import CONTEXT_FREE_QUAD_ATOL, context_free_error, sphere_moment
 from lib.theory.gap import GapEstimate, gap_estimate
 from lib.theory.kappa_inf import (
     context_ridge_error,
@@ -61,6 +64,7 @@ from lib.theory.spectral import (
 )
 
 __all__ = [
+    "context_free",
     "gap",
     "kappa_inf",
     "linear",
@@ -73,6 +77,7 @@ __all__ = [
     *nonlinear.__all__,
     *kappa_inf.__all__,
     *gap.__all__,
+    *context_free.__all__,
     *spectral.__all__,
 ]
 
