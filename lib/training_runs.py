@@ -13,7 +13,6 @@ Used in: :doc:`chapter 7 </book/trained/networks>`.
 
 from __future__ import annotations
 
-import csv
 import importlib.resources
 import math
 from pathlib import Path
@@ -22,10 +21,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from . import _csvfile
 from ._checks import check_real, check_scalar
 
 __all__ = [
-    "DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs", "select_runs", "sweep_arrays",
+    "DATA_DIR", "RUN_COLUMNS", "load_runs", "probe", "probe_features", "summarize_runs", "select_runs", "sweep_arrays",
     "welch_interval",
 ]  # fmt: skip
 
@@ -141,8 +141,81 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
 # ----------------------------------------------------------------------------------------
 
 
+#: Columns of ``lib/data/training_<experiment>.csv`` (``COLUMNS`` of ``scripts/make_training.py``).
+RUN_COLUMNS: tuple[str, ...] = (
+    "experiment", "experiment_index", "config_index", "label", "kind", "teacher", "d", "alpha", "kappa", "tau",
+    "rho", "width", "layers", "steps", "batch", "lr", "init_scale", "optimizer", "draw", "seed", "n_test", "ell",
+    "n", "icl", "icl_se", "icl_ls", "icl_ls_se", "gamma_rel_diff", "gamma_norm", "gamma_norm_ls", "icl_wmn",
+    "icl_wmn_se", "gamma_rel_diff_wmn", "final_loss", "seconds",
+)  # fmt: skip
+_RUN_STR = frozenset({"experiment", "label", "kind", "teacher", "optimizer"})
+#: Integer columns and their smallest allowed value.
+_RUN_INT_LOW = {
+    "experiment_index": 0, "config_index": 0, "d": 1, "width": 0, "layers": 1, "steps": 1, "batch": 0,
+    "draw": 0, "seed": 0, "n_test": 2, "ell": 1, "n": 1,
+}  # fmt: skip
+_RUN_NONNEGATIVE = frozenset({"icl", "icl_se", "icl_ls", "icl_ls_se", "icl_wmn", "icl_wmn_se", "seconds"})
+#: Columns measured only for ``kind == "linear_attention"`` rows (empty in the others).
+_RUN_LA_ONLY = (
+    "icl_ls", "icl_ls_se", "gamma_rel_diff", "gamma_norm", "gamma_norm_ls", "icl_wmn", "icl_wmn_se",
+    "gamma_rel_diff_wmn",
+)  # fmt: skip
+#: The columns that define a configuration (everything the script trains with but the draw and seed).
+_RUN_CONFIG = RUN_COLUMNS[: RUN_COLUMNS.index("draw")] + ("n_test",)
+#: Two rows with equal keys are one row written twice.
+_RUN_KEYS = (
+    (lambda r: tuple(r[k] for k in _RUN_CONFIG) + (r["seed"],), "same configuration and seed"),
+    (lambda r: tuple(r[k] for k in _RUN_CONFIG) + (r["draw"],), "same configuration and draw"),
+    (
+        lambda r: tuple(r[k] for k in ("experiment", "label", "kind", "d", "alpha", "draw")),
+        "same label, kind, d, alpha and draw: the key make_training.py resumes by",
+    ),
+)
+
+
+def _convert_run(name: str, text: str, where: str) -> Any:
+    """One field of a training sweep as its Python value; ValueError naming where and the column."""
+    if name in _RUN_STR:
+        if not text:
+            raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
+        return text
+    if name in _RUN_INT_LOW:
+        return _csvfile.to_int(name, text, where, low=_RUN_INT_LOW[name])
+    if name in _RUN_LA_ONLY and text == "":
+        return None  # not measured for this kind (checked by _check_run)
+    return _csvfile.to_float(name, text, where, allow_inf=name == "kappa", nonnegative=name in _RUN_NONNEGATIVE)
+
+
+def _check_run(row: dict[str, Any], where: str) -> None:
+    """The columns measured only for linear attention are present exactly in its rows."""
+    la = row["kind"] == "linear_attention"
+    for name in _RUN_LA_ONLY:
+        if la and row[name] is None:
+            raise ValueError(f"{where}: {name}: empty; a linear_attention row must have a number")
+        if not la and row[name] is not None:
+            raise ValueError(
+                f"{where}: {name}: {row[name]!r} in a {row['kind']!r} row; only linear_attention rows have it "
+                "(a shifted field?)"
+            )
+
+
 def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
-    """Rows of the stored training sweep ``training_<experiment>.csv`` (numbers as floats).
+    """Rows of the stored training sweep ``training_<experiment>.csv``, every field checked.
+
+    The file must have the columns :data:`RUN_COLUMNS` (written by
+    ``scripts/make_training.py``). Integer columns (``experiment_index, config_index, d,
+    width, layers, steps, batch, draw, seed, n_test, ell, n``) are read as exact Python
+    ints, so a 63-bit ``seed`` reruns the same network; ``kappa`` may be ``inf``; every
+    other number must be finite (errors, standard errors and times ``>= 0``). The
+    columns ``icl_ls, icl_ls_se, gamma_rel_diff, gamma_norm, gamma_norm_ls, icl_wmn,
+    icl_wmn_se, gamma_rel_diff_wmn`` are measured for ``kind == "linear_attention"`` only:
+    they are numbers in those rows and empty (read as None) in the others.
+
+    A configuration (every column before ``draw``, and ``n_test``) has at most one row
+    per seed and per draw: a repeated row, even an exact copy, is refused, never counted
+    as another seed. ``scripts/make_training.py`` never writes one (a resumed run skips
+    the rows the file has, and ``--merge-from`` appends only the missing ones), so a
+    repeated row is a corruption.
 
     Parameters
     ----------
@@ -155,22 +228,28 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        One dict per row of the CSV file, numbers as floats, other fields as strings.
+        One dict per row, keyed by :data:`RUN_COLUMNS`: text columns as str, integer
+        columns as int, the others as float (or None, see above).
+
+    Raises
+    ------
+    ValueError
+        If there is no such file, or the file is not valid: the message is
+        ``"<path>:<line>: <column>: <problem>"`` (the header is line 1). Invalid are: a
+        header other than :data:`RUN_COLUMNS` or repeated, a row with a missing or an
+        extra field, a last line without a line break (a file cut, possibly inside its
+        last number), fewer or more rows than the JSON sidecar records, a non-integer in
+        an integer column (``12.0``, ``1e3``), an unparsable number, NaN or an infinity
+        where a finite number is required, a negative error or time, a linear-attention
+        column filled in the wrong kind of row or left empty, and a repeated row (both
+        lines are named).
     """
+    if not isinstance(experiment, str) or not experiment:
+        raise ValueError(f"experiment must be a non-empty str such as 'transformers'; got {experiment!r}")
     path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
     if not path.exists():
         raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
-    rows = []
-    with path.open(newline="") as fh:
-        for r in csv.DictReader(fh):
-            out: dict[str, Any] = {}
-            for k, v in r.items():
-                try:
-                    out[k] = float(v)
-                except (TypeError, ValueError):
-                    out[k] = v
-            rows.append(out)
-    return rows
+    return _csvfile.read_rows(path, RUN_COLUMNS, _convert_run, check_row=_check_run, keys=_RUN_KEYS)
 
 
 def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:

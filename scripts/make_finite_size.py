@@ -470,11 +470,22 @@ def _lock(fh: Any, path: Path) -> None:
         raise SystemExit(f"{path} is being written by another run of this script; wait for it to finish")
 
 
+def _same_int(text: str, value: int) -> bool:
+    """Whether a CSV field holds the integer ``value`` exactly (not merely as a float)."""
+    try:
+        return int(text) == value
+    except ValueError:
+        return False
+
+
 def _same_spec(row: dict[str, str], spec: RowSpec) -> bool:
     s = asdict(spec)
     for k in _SPEC_FIELDS:
         if isinstance(s[k], str):
             if row[k] != s[k]:
+                return False
+        elif isinstance(s[k], int):  # exact: a 63-bit seed has more digits than a float
+            if not _same_int(row[k], s[k]):
                 return False
         elif float(row[k]) != float(s[k]):
             return False

@@ -347,10 +347,21 @@ def _write_header(path: Path) -> None:
         csv.DictWriter(fh, fieldnames=COLUMNS).writeheader()
 
 
+def _same_int(text: str, value: int) -> bool:
+    """Whether a CSV field holds the integer ``value`` exactly (not merely as a float)."""
+    try:
+        return int(text) == value
+    except ValueError:
+        return False
+
+
 def _same_spec(row: dict[str, str], spec: Row) -> bool:
     for k, v in asdict(spec).items():
         if isinstance(v, str):
             if row[k] != v:
+                return False
+        elif isinstance(v, int):  # exact: a 63-bit seed has more digits than a float
+            if not _same_int(row[k], v):
                 return False
         elif float(row[k]) != float(v):
             return False
