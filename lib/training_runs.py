@@ -110,9 +110,10 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
     Parameters
     ----------
     predictions : array_like, shape (n,)
-        A model's predictions on ``n`` contexts.
+        A model's predictions on ``n`` contexts; finite.
     features : dict
-        :func:`probe_features` of the same contexts.
+        :func:`probe_features` of the same contexts; each named feature a finite array
+        of shape (n,).
     names : tuple of str
         Which features to regress on.
 
@@ -120,7 +121,17 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
     -------
     dict
         ``"coef"`` (intercept first), ``"r2"`` (fraction of the predictions' variance
-        explained) and ``"names"``.
+        explained, ``1 - Var(residual) / Var(predictions)``), ``"names"`` and
+        ``"r2_note"``. When the predictions are constant (their variance is zero up to
+        rounding) the fraction is 0/0: ``"r2"`` is then NaN and ``"r2_note"`` says why
+        (the intercept alone fits them exactly); otherwise ``"r2_note"`` is ``""``.
+
+    Raises
+    ------
+    ValueError
+        If ``predictions`` or a named feature has a NaN or infinite entry (the message
+        names the feature and the first such entry), a feature's shape differs from the
+        predictions', ``names`` is empty or names an unknown feature.
     """
     p = _as_float_array("predictions", predictions, 1)
     if not names:
@@ -128,12 +139,32 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
     unknown = [k for k in names if k not in features]
     if unknown:
         raise ValueError(f"names must be keys of features {sorted(features)}; got {unknown}")
-    A = np.column_stack([np.ones_like(p)] + [np.asarray(features[k], float) for k in names])
-    if A.shape[0] != p.shape[0]:
-        raise ValueError(f"features must have {p.shape[0]} rows like predictions; got {A.shape[0]}")
+    columns = [np.ones_like(p)]
+    for k in names:
+        try:
+            col = np.asarray(features[k], dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"features[{k!r}] must be an array of real numbers; got {type(features[k]).__name__}"
+            ) from exc
+        if col.shape != p.shape:
+            raise ValueError(f"features[{k!r}] must have shape {p.shape} like predictions; got {col.shape}")
+        bad = ~np.isfinite(col)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"features[{k!r}] must be finite; entry {i} is {float(col[i])!r} ({int(bad.sum())} non-finite entries)"
+            )
+        columns.append(col)
+    A = np.column_stack(columns)
     coef, *_ = np.linalg.lstsq(A, p, rcond=None)
     resid = p - A @ coef
-    return {"coef": coef, "r2": float(1.0 - resid.var() / p.var()), "names": ("intercept",) + tuple(names)}
+    var = float(p.var())
+    if var <= (1e-14 * float(np.max(np.abs(p)))) ** 2:  # constant, up to rounding
+        r2, note = math.nan, "the predictions are constant: R^2 is 0/0, undefined (the intercept fits them exactly)"
+    else:
+        r2, note = float(1.0 - resid.var() / var), ""
+    return {"coef": coef, "r2": r2, "names": ("intercept",) + tuple(names), "r2_note": note}
 
 
 # ----------------------------------------------------------------------------------------
