@@ -31,11 +31,8 @@ first cells call :func:`set_student_mode` (no environment variable is needed); t
 environment variable ``LIB_LABS_STUDENT=1`` does the same for a whole process (the
 grader, ``scripts/grade_labs.py``, sets it for the kernels it starts).
 
-The grader does not read the printed lines (a later cell could print anything): when
-the environment variable ``LIB_LABS_RECORD`` names a file, every check also appends its
-verdict there as one JSON line, ``{"lab": <name>, "status": "PASS" | "FAIL" |
-"NOT ATTEMPTED" | "LAB ERROR", "lines": [<the verdict's lines, without the prefix>]}``,
-and the grader reads that file.
+When ``LIB_LABS_RECORD`` names a file, each check appends its verdict there as a JSON
+line ``{"lab", "status", "lines"}``; the grader reads it, not the printed text.
 
 Used in: the coding labs in the Exercises sections of every chapter.
 """
@@ -73,8 +70,7 @@ __all__ = [
 #: Name of the environment variable that switches the checks to the student edition.
 STUDENT_ENV = "LIB_LABS_STUDENT"
 
-#: Name of the environment variable naming the file that every check appends its verdict
-#: to, one JSON line per check (the grader sets it; see the module docstring).
+#: The environment variable naming the file each check appends its verdict to (grader).
 RECORD_ENV = "LIB_LABS_RECORD"
 
 # Set by set_student_mode (the student notebooks' hidden cell); None: ask STUDENT_ENV.
@@ -653,8 +649,7 @@ def check(
     Returns
     -------
     None
-        The verdict is printed (and appended to the file named by the environment
-        variable ``LIB_LABS_RECORD``, when it is set: see the module docstring).
+        The verdict is printed (and recorded if ``LIB_LABS_RECORD`` is set).
 
     Raises
     ------
