@@ -85,6 +85,16 @@ def _sidecar_rows(path: Path) -> int | None:
     return rows
 
 
+def _misfit(fields: list[str], columns: tuple[str, ...], convert: Callable[[str, str, str], Any]) -> str:
+    """Where a row with the wrong number of fields stops fitting its columns (a hint)."""
+    for name, text in zip(columns, fields):
+        try:
+            convert(name, text, "")
+        except ValueError:
+            return f"; the first field that does not fit is {name} = {text!r}, so the shift starts at or before it"
+    return ""
+
+
 def read_rows(
     path: str | Path,
     columns: Sequence[str],
@@ -152,12 +162,12 @@ def read_rows(
             if len(fields) < len(columns):
                 raise ValueError(
                     f"{where}: {columns[len(fields)]}: missing; the row has {len(fields)} of the "
-                    f"{len(columns)} fields (a truncated line, or a field left out?)"
+                    f"{len(columns)} fields (a truncated line, or a field left out?){_misfit(fields, columns, convert)}"
                 )
             if len(fields) > len(columns):
                 raise ValueError(
                     f"{where}: field {len(columns) + 1}: extra field {fields[len(columns)]!r}; "
-                    f"the row has {len(fields)} fields, the header {len(columns)}"
+                    f"the row has {len(fields)} fields, the header {len(columns)}{_misfit(fields, columns, convert)}"
                 )
             row = {k: convert(k, v, where) for k, v in zip(columns, fields)}
             if check_row is not None:
