@@ -765,3 +765,92 @@ def test_t_quantile():
             finite_size.t_quantile(bad)
     with pytest.raises(ValueError, match="level"):
         finite_size.t_quantile(4, level=1.5)
+
+
+# ----------------------------------------------------------------------------------------
+# load on corrupted copies of a stored table: truncations, duplicates, the sidecar
+# ----------------------------------------------------------------------------------------
+
+
+def _stored_copy(tmp_path: Path, name: str = "teachers") -> Path:
+    import shutil
+
+    for ext in ("csv", "json"):
+        shutil.copy(fs.DATA_DIR / f"finite_size_{name}.{ext}", tmp_path / f"finite_size_{name}.{ext}")
+    return tmp_path / f"finite_size_{name}.csv"
+
+
+def test_load_refuses_a_truncated_stored_table(tmp_path):
+    path = _stored_copy(tmp_path)
+    text = path.read_text()
+    n = len(text.splitlines())
+    where = re.escape(str(path))
+    path.write_text(text[:-3])  # cut inside the last number (seconds): still a number
+    with pytest.raises(ValueError, match=f"^{where}:{n}: seconds: the file does not end with a line break"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text(text[: text.rindex(",matfree,") + 3])  # cut inside the last row
+    with pytest.raises(ValueError, match=f"^{where}:{n}: seconds: missing; the row has 18 of the 19"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text("".join(text.splitlines(keepends=True)[: n - 4]))  # cut at a line break
+    with pytest.raises(ValueError, match=rf"^{where}:{n - 3}: \(end of file\): the file has {n - 5} rows, but "):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text("")
+    with pytest.raises(ValueError, match=f"^{where}:1: header: the file is empty"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_bytes(text.encode()[:700] + b"\x80" + text.encode()[700:])
+    with pytest.raises(ValueError, match=rf"^{where}:\d+: \(encoding\): not UTF-8"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text(text)
+    (tmp_path / "finite_size_teachers.json").write_text("[1, 2")
+    with pytest.raises(ValueError, match=r"finite_size_teachers.json:1: \(json\)"):
+        fs.load("teachers", data_dir=tmp_path)
+
+
+def test_load_refuses_a_repeated_row_instead_of_counting_it_as_a_draw(tmp_path):
+    """make_finite_size.py drops repeated rows when it resumes, so a stored table never has one."""
+    path = _stored_copy(tmp_path)
+    (tmp_path / "finite_size_teachers.json").unlink()
+    lines = path.read_text().splitlines()
+    where = re.escape(str(path))
+    path.write_text("\n".join(lines + [lines[5]]) + "\n")  # an exact copy
+    with pytest.raises(
+        ValueError, match=rf"^{where}:{len(lines) + 1}: \(row\): duplicate of line 6 \(same configuration, d and draw\)"
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+    other_seed = _set_field(lines[5], "seed", "12345")  # the same draw again, another seed
+    path.write_text("\n".join(lines[:8] + [other_seed] + lines[8:]) + "\n")
+    with pytest.raises(
+        ValueError, match=rf"^{where}:9: \(row\): duplicate of line 6 \(same configuration, d and draw\)"
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+    other_draw = _set_field(lines[5], "draw", "99")  # the same seed under another draw number
+    path.write_text("\n".join(lines[:8] + [other_draw] + lines[8:]) + "\n")
+    with pytest.raises(
+        ValueError, match=rf"^{where}:9: \(row\): duplicate of line 6 \(same configuration, d and seed\)"
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+    # the other variant of the same draw shares the seed (common random numbers): not a duplicate
+    rows = fs.load("teachers")
+    assert any(a["seed"] == b["seed"] and a["variant"] != b["variant"] for a, b in zip(rows, rows[1:]))
+
+
+def test_load_names_the_first_misfit_of_a_row_with_a_field_left_out(tmp_path):
+    path = _stored_copy(tmp_path)
+    lines = path.read_text().splitlines()
+    fields = lines[3].split(",")
+    del fields[fs.COLUMNS.index("tau")]
+    lines[3] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(
+        ValueError,
+        match=r":4: seconds: missing; the row has 18 of the 19 fields .* first field that does not fit is n_test = 'matfree'",
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+
+
+def test_stored_tables_have_exact_int_seeds_and_no_repeated_row():
+    for name in fs.available_experiments():
+        rows = fs.load(name)  # refuses repeated rows and a row count differing from the sidecar
+        text = (fs.DATA_DIR / f"finite_size_{name}.csv").read_text().splitlines()[1:]
+        assert [str(r["seed"]) for r in rows] == [t.split(",")[fs.COLUMNS.index("seed")] for t in text]
+        assert all(type(r["seed"]) is int for r in rows)
