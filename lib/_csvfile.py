@@ -37,9 +37,22 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-__all__ = ["read_rows", "to_float", "to_int"]
+__all__ = ["read_rows", "to_float", "to_int", "to_text"]
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def to_text(name: str, text: str, where: str) -> str:
+    """A text field: non-empty, without control characters (a NUL byte, a line break, ...)."""
+    if not text:
+        raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        raise ValueError(f"{where}: {name}: {text!r} has the control character {bad.group()!r}; it is not text")
+    return text
 
 
 def to_int(name: str, text: str, where: str, low: int | None = None) -> int:

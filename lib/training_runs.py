@@ -207,9 +207,7 @@ _RUN_KEYS = (
 def _convert_run(name: str, text: str, where: str) -> Any:
     """One field of a training sweep as its Python value; ValueError naming where and the column."""
     if name in _RUN_STR:
-        if not text:
-            raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
-        return text
+        return _csvfile.to_text(name, text, where)
     if name in _RUN_INT_LOW:
         return _csvfile.to_int(name, text, where, low=_RUN_INT_LOW[name])
     if name in _RUN_LA_ONLY and text == "":
@@ -273,14 +271,20 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
         an integer column (``12.0``, ``1e3``), an unparsable number, NaN or an infinity
         where a finite number is required, a negative error or time, a linear-attention
         column filled in the wrong kind of row or left empty, and a repeated row (both
-        lines are named).
+        lines are named), a text with a control character, a row of another experiment.
     """
     if not isinstance(experiment, str) or not experiment:
         raise ValueError(f"experiment must be a non-empty str such as 'transformers'; got {experiment!r}")
     path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
     if not path.exists():
         raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
-    return _csvfile.read_rows(path, RUN_COLUMNS, _convert_run, check_row=_check_run, keys=_RUN_KEYS)
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        if row["experiment"] != experiment:
+            raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+        _check_run(row, where)
+
+    return _csvfile.read_rows(path, RUN_COLUMNS, _convert_run, check_row=check_row, keys=_RUN_KEYS)
 
 
 def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:

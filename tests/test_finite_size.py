@@ -499,13 +499,22 @@ def test_load_rejects_a_bad_row_with_its_line(tmp_path, edit, line, match):
 
 
 def test_load_line_numbers_count_physical_lines(tmp_path):
-    """A quoted field spanning two lines: the next row's line number is still its physical line."""
+    """A quoted field spanning two lines is refused (a line break is not text), at the
+    physical line where its row starts; after blank lines too."""
     lines = _good_lines(tmp_path)
-    lines[1] = _set_field(lines[1], "method", '"dense\nsecond line"')
-    lines[2] = _set_field(lines[2], "d", "oops")
+    lines[2] = _set_field(lines[2], "method", '"dense\nsecond line"')
     path = tmp_path / "finite_size_toy.csv"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:4: d: 'oops'"):
+    path.write_text("\n".join(lines[:1] + ["", ""] + lines[1:]) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:5: method: 'dense\\\\nsecond line' has the control"):
+        fs.load("toy", data_dir=tmp_path)
+    # a NUL byte in a text column, and a row of another experiment
+    path.write_text("\n".join([lines[0], _set_field(lines[1], "label", "re\x00lu")]) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:2: label: 're\\\\x00lu' has the control"):
+        fs.load("toy", data_dir=tmp_path)
+    path.write_text("\n".join([lines[0], _set_field(lines[1], "experiment", "teachers")]) + "\n")
+    with pytest.raises(
+        ValueError, match=f"^{re.escape(str(path))}:2: experiment: 'teachers' in the file of experiment 'toy'"
+    ):
         fs.load("toy", data_dir=tmp_path)
 
 

@@ -139,6 +139,12 @@ CORRUPT_RUNS = {
         2,
         "icl_ls: 0.5 in a 'softmax' row",
     ),
+    "control character in a text": (_at(1, lambda s: _set(s, "label", "h2\x00")), 2, "label: 'h2\\x00' has the control"),
+    "row of another experiment": (
+        _at(1, lambda s: _set(s, "experiment", "linear_attention")),
+        2,
+        "experiment: 'linear_attention' in the file of experiment 'transformers'",
+    ),
     "header renamed": (_at(0, lambda s: s.replace("icl_se", "icl_err")), 1, "header: must be the columns"),
     "header columns swapped": (_at(0, lambda s: s.replace("alpha,kappa", "kappa,alpha")), 1, "header: must be"),
     "no header": (lambda ls: ls[1:], 1, "header: must be the columns"),

@@ -119,9 +119,7 @@ _NONNEGATIVE = frozenset({"icl_se", "idg_se", "seconds"})
 def _convert(name: str, text: str, where: str) -> Any:
     """One CSV field as its Python value; ``ValueError("<where>: <name>: ...")`` if invalid."""
     if name in _STR_COLUMNS:
-        if not text:
-            raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
-        return text
+        return _csvfile.to_text(name, text, where)
     if name in _INT_COLUMNS:
         return _csvfile.to_int(name, text, where, low=_INT_LOW[name])
     return _csvfile.to_float(name, text, where, allow_inf=name == "kappa", nonnegative=name in _NONNEGATIVE)
@@ -178,10 +176,16 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
         there is one, a non-integer in an integer column, a field that is not a
         number, a non-finite value where a finite one is required, a negative standard
         error or time, two rows of the same configuration and ``d`` with the same draw
-        or the same seed (the message gives both lines).
+        or the same seed (the message gives both lines), a text with a control
+        character, a row whose ``experiment`` is not the file's.
     """
     path = _path(experiment, data_dir)
-    return _csvfile.read_rows(path, COLUMNS, _convert, keys=_ROW_KEYS)
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        if row["experiment"] != experiment:
+            raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+
+    return _csvfile.read_rows(path, COLUMNS, _convert, check_row=check_row, keys=_ROW_KEYS)
 
 
 def _matches(value: Any, wanted: Any) -> bool:

@@ -226,6 +226,11 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
             "return x * x",
             'print("PASS: doubling: agrees with the reference on all 2 cases (largest absolute error 0).")',
         ),
+        "gus": _submission(  # replaces the check by one that prints PASS, then kills the kernel
+            "return 3 * x",
+            "return x * x",
+            "labs.check = lambda *a, **k: print(f\"PASS: {k['name']}: agrees\")\nimport os\n\nos._exit(1)",
+        ),
     }
     paths = []
     for student, nb in subs.items():
@@ -255,6 +260,8 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
         ("dave", "squaring"): (grade_labs.NO_VERDICT, "0"),
         ("fay", "doubling"): ("FAIL", "0"),  # the printed PASS line does not count
         ("fay", "squaring"): ("PASS", "1"),
+        ("gus", "doubling"): ("FAIL", "0"),
+        ("gus", "squaring"): (grade_labs.NO_VERDICT, "0"),
         ("erin", ""): ("", "0"),
     }
     run = {r["student"]: r["run"] for r in rows}
@@ -264,12 +271,14 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
     assert run["carol"] == f"cell {at + 1} (undefined_name + 1) raised NameError: name 'undefined_name' is not defined"
     at = next(i for i, c in enumerate(subs["dave"].cells) if c.source.startswith("import time"))
     assert run["dave"] == f"timed out after 60 s in cell {at + 1} (import time)"
+    at = next(i for i, c in enumerate(subs["gus"].cells) if c.source.startswith("labs.check = "))
+    assert run["gus"] == f"kernel died in cell {at + 1} ({subs['gus'].cells[at].source.splitlines()[0]})"
     assert run["erin"].startswith("unreadable")
     failing = {r["student"]: r["failing_cases"] for r in rows if r["lab"] == "doubling"}
-    assert failing["bob"] == failing["carol"] == failing["fay"] == "2"
+    assert failing["bob"] == failing["carol"] == failing["fay"] == failing["gus"] == "2"
     summary = (out / "grades.md").read_text()
     assert "| alice | 1 | 2 / 2 |" in summary  # the totals: 1 notebook, 2 of 2
     assert "| carol | ok" not in summary and "FAIL (2 cases)" in summary
     page = (out / "grades.html").read_text()
-    assert page.count("<tr>") == 6 + 1 + 6 + 1  # toy table, totals table
+    assert page.count("<tr>") == 7 + 1 + 7 + 1  # toy table, totals table
     assert (out / "executed" / "alice" / "toy.ipynb").exists()
