@@ -452,6 +452,8 @@ def run_experiment(
     started, t0 = mfs._now(), time.perf_counter()
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
+        if mfs._drop_cut_line(csv_path):
+            log(f"[{name}] dropped the cut last line of {csv_path} (an interrupted write)")
         existing = {_key(r): r for r in _read_existing(csv_path)}
         previous = mfs._previous_runs(json_path)
         todo = []
@@ -503,6 +505,7 @@ def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = p
     specs = {_key(asdict(s)): s for s in row_specs(name)}
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
+        mfs._drop_cut_line(csv_path)
         have = {_key(r) for r in _read_existing(csv_path)}
         new = []
         for r in _read_existing(src_csv):

@@ -153,6 +153,13 @@ def test_run_experiment_resumes(tmp_path):
     path.write_text(path.read_text() + text[-1] + "\n")  # a row written twice
     mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
     assert len(fs.load("smoke", data_dir=tmp_path)) == 5
+    # cut inside the last number, without a line break: the next row would be glued to it
+    path.write_text(path.read_text()[:-3])
+    with pytest.raises(ValueError, match="does not end with a line break"):
+        fs.load("smoke", data_dir=tmp_path)
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    assert any("dropped the cut last line" in m for m in log) and "1 to compute" in " ".join(log[-8:])
+    assert len(fs.load("smoke", data_dir=tmp_path)) == 5
     mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=300, fresh=True, log=log.append)
     assert [r["n_test"] for r in fs.load("smoke", data_dir=tmp_path)] == [0, 300, 300, 300, 300]
 
