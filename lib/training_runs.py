@@ -334,8 +334,8 @@ def select_runs(rows: list[dict[str, Any]], **equal: Any) -> list[dict[str, Any]
     rows : list of dict
         :func:`load_runs` rows.
     **equal
-        Column names and the value each must have (``teacher="h2", alpha=4.0``); numbers
-        are compared as floats.
+        Column names and the value each must have (``teacher="h2", alpha=4.0``); two
+        integers are compared exactly (a seed), other numbers as floats.
 
     Returns
     -------
@@ -355,6 +355,9 @@ def select_runs(rows: list[dict[str, Any]], **equal: Any) -> list[dict[str, Any]
         raise ValueError(f"the columns {unknown} are not in the rows; columns: {sorted(known)}")
 
     def same(a: Any, b: Any) -> bool:
+        ints = (int, np.integer)
+        if isinstance(a, ints) and isinstance(b, ints) and not isinstance(a, bool) and not isinstance(b, bool):
+            return int(a) == int(b)  # exact: 63-bit seeds differ below float precision
         if isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool):
             try:
                 return float(a) == float(b)

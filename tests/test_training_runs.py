@@ -305,3 +305,11 @@ def test_coefficient_teachers_with_huge_entries_are_refused():
     with pytest.raises(ValueError, match="overflows"):
         lib.teachers.as_link(np.array([1e300, 1e300]))
     assert lib.teachers.teacher_moments([0.0, 1e150])[2] == pytest.approx(1e300)  # large, finite: accepted
+
+
+def test_select_runs_matches_a_seed_exactly():
+    rows = tr.load_runs("transformers")
+    seed = rows[0]["seed"]
+    assert tr.select_runs(rows, seed=seed) == [rows[0]]
+    assert tr.select_runs(rows, seed=seed + 1) == []  # equal to seed as a float
+    assert len(tr.select_runs(rows, d=8.0, kind="softmax", teacher="h2", alpha=2)) == 3
