@@ -220,8 +220,8 @@ def run_notebook(
     (where the checks write their verdicts). Returns ``"ok"``, the cells that raised
     (``"cell 9 (undefined_name + 1) raised NameError: name 'undefined_name' is not
     defined"``, several joined by ``"; "``), ``"timed out after <t> s in cell <k>
-    (<first line>)"``, ``"kernel died in cell <k> (<first line>)"`` or ``"could not
-    run: <error>"``.
+    (<first line>)"`` or ``"kernel died in cell <k> (<first line>)"`` (followed by the
+    cells that raised before), or ``"could not run: <error>"``.
     """
     deadline = time.monotonic() + timeout
     running: dict[str, int] = {}
@@ -246,13 +246,17 @@ def run_notebook(
     env.pop(RECORD_ENV, None)
     if record is not None:
         env[RECORD_ENV] = str(record)
-    where = lambda: f" in {describe_cell(nb, running['index'])}" if "index" in running else ""  # noqa: E731
+
+    def stopped(what: str) -> str:  # the cell that was running, and the cells that raised before it
+        where = f" in {describe_cell(nb, running['index'])}" if "index" in running else ""
+        return "; ".join([what + where] + raised_cells(nb))
+
     try:
         client.execute(env=env)
     except CellTimeoutError:
-        return f"timed out after {timeout:g} s{where()}"
+        return stopped(f"timed out after {timeout:g} s")
     except DeadKernelError:
-        return f"kernel died{where()}"
+        return stopped("kernel died")
     except Exception as err:  # noqa: BLE001 - a broken submission is a result, not a crash
         first = (str(err).strip().splitlines() or [""])[0][:200]
         return f"could not run: {type(err).__name__}: {first}"
