@@ -31,6 +31,9 @@ first cells call :func:`set_student_mode` (no environment variable is needed); t
 environment variable ``LIB_LABS_STUDENT=1`` does the same for a whole process (the
 grader, ``scripts/grade_labs.py``, sets it for the kernels it starts).
 
+When ``LIB_LABS_RECORD`` names a file, each check appends its verdict there as a JSON
+line ``{"lab", "status", "lines"}``; the grader reads it, not the printed text.
+
 Used in: the coding labs in the Exercises sections of every chapter.
 """
 
@@ -40,6 +43,7 @@ import copy
 import dis
 import functools
 import inspect
+import json
 import math
 import numbers
 import os
@@ -53,6 +57,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "RECORD_ENV",
     "STUDENT_ENV",
     "LabDefinitionError",
     "LabError",
@@ -64,6 +69,9 @@ __all__ = [
 
 #: Name of the environment variable that switches the checks to the student edition.
 STUDENT_ENV = "LIB_LABS_STUDENT"
+
+#: The environment variable naming the file each check appends its verdict to (grader).
+RECORD_ENV = "LIB_LABS_RECORD"
 
 # Set by set_student_mode (the student notebooks' hidden cell); None: ask STUDENT_ENV.
 _student_override: bool | None = None
@@ -125,6 +133,15 @@ def student_mode() -> bool:
     if _student_override is not None:
         return _student_override
     return os.environ.get(STUDENT_ENV, "").strip() == "1"
+
+
+def _record(name: str, status: str, lines: list[str]) -> None:
+    """Append a check's verdict to the file named by ``LIB_LABS_RECORD``, if it is set."""
+    target = os.environ.get(RECORD_ENV, "").strip()
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"lab": name, "status": status, "lines": list(lines)}) + "\n")
 
 
 class _Mismatch(Exception):
@@ -632,7 +649,7 @@ def check(
     Returns
     -------
     None
-        The verdict is printed.
+        The verdict is printed (and recorded if ``LIB_LABS_RECORD`` is set).
 
     Raises
     ------
@@ -686,12 +703,14 @@ def check(
         lines = [text] if isinstance(text, str) else text
         message = "\n".join(f"{status}: {name}: {line}" for line in lines)
         print(message)
+        _record(name, status, lines)
         if strict and status != "PASS":
             raise LabError(message)
 
     def lab_bug(text: str) -> None:
         message = f"LAB ERROR: {name}: {text} This is a bug in the lab, not in your code."
         print(message)
+        _record(name, "LAB ERROR", [f"{text} This is a bug in the lab, not in your code."])
         raise LabDefinitionError(message)
 
     for k, case in enumerate(cases, start=1):

@@ -20,6 +20,7 @@ effective noise and the Gaussian equivalent.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, NamedTuple, Sequence, Union
 
 import numpy as np
@@ -113,7 +114,9 @@ def as_link(teacher: TeacherLike = None) -> Link:
     TypeError
         For any other type.
     ValueError
-        For an unknown name or a coefficient array that is not 1-D and non-empty.
+        For an unknown name, a coefficient array that is not 1-D and non-empty, or
+        coefficients whose :math:`\sum_m a_m^2` overflows (is not finite in floating
+        point).
 
     See Also
     --------
@@ -144,6 +147,13 @@ def as_link(teacher: TeacherLike = None) -> Link:
     a = _as_coefficient_array(teacher)
     if a is not None:
         coeffs = a.copy()
+        with np.errstate(over="ignore"):
+            ef2 = float(np.sum(coeffs**2))
+        if not math.isfinite(ef2):
+            raise ValueError(
+                "teacher given as Hermite coefficients must have a finite E f^2 = sum_m a_m^2 in floating "
+                f"point; it overflows (largest |a_m| = {np.max(np.abs(coeffs)):.3g}); rescale the coefficients"
+            )
 
         def series(z: np.ndarray) -> np.ndarray:
             return partial_sum(coeffs, z)
@@ -154,7 +164,7 @@ def as_link(teacher: TeacherLike = None) -> Link:
             r"$\sum_m a_m h_m$",
             description="a teacher given by its Hermite coefficients",
             closed_form=lambda degree: pad_coefficients(coeffs, degree),
-            closed_second_moment=float(np.sum(coeffs**2)),
+            closed_second_moment=ef2,
         )
     raise TypeError(
         "teacher must be None (linear), a name in LINKS, a callable f(z) or a 1-D array of "
@@ -211,7 +221,9 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     ------
     ValueError
         If ``E[f(z)^4]`` diverges (``f(z)^4 phi(z)`` does not decay by ``|z| = 30``): the
-        equivalence theorem and the simulations need a finite fourth moment (chapter 3.1).
+        equivalence theorem and the simulations need a finite fourth moment (chapter 3.1);
+        or if a moment is not finite in floating point (a teacher with huge values, such as
+        coefficients of size 1e200, whose ``E f^2`` overflows to ``inf``).
 
     Notes
     -----
@@ -233,7 +245,13 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
                 raise type(exc)(f"teacher (the link f): {exc}") from exc
         else:
             a01, ef2 = link.coefficients(1), link.second_moment
-        moments = link._cache["moments"] = (float(a01[0]), float(a01[1]), float(ef2))
+        moments = (float(a01[0]), float(a01[1]), float(ef2))
+        if not all(math.isfinite(m) for m in moments):
+            raise ValueError(
+                f"teacher {link.name!r}: its moments (a_0, a_1, E f^2) = {moments} are not all finite in "
+                "floating point; rescale the teacher"
+            )
+        link._cache["moments"] = moments
     return moments
 
 

@@ -13,7 +13,6 @@ Used in: :doc:`chapter 7 </book/trained/networks>`.
 
 from __future__ import annotations
 
-import csv
 import importlib.resources
 import math
 from pathlib import Path
@@ -22,10 +21,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from . import _csvfile
 from ._checks import check_real, check_scalar
 
 __all__ = [
-    "DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs", "select_runs", "sweep_arrays",
+    "DATA_DIR", "RUN_COLUMNS", "load_runs", "probe", "probe_features", "summarize_runs", "select_runs", "sweep_arrays",
     "welch_interval",
 ]  # fmt: skip
 
@@ -110,9 +110,10 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
     Parameters
     ----------
     predictions : array_like, shape (n,)
-        A model's predictions on ``n`` contexts.
+        A model's predictions on ``n`` contexts; finite.
     features : dict
-        :func:`probe_features` of the same contexts.
+        :func:`probe_features` of the same contexts; each named feature a finite array
+        of shape (n,).
     names : tuple of str
         Which features to regress on.
 
@@ -120,7 +121,17 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
     -------
     dict
         ``"coef"`` (intercept first), ``"r2"`` (fraction of the predictions' variance
-        explained) and ``"names"``.
+        explained, ``1 - Var(residual) / Var(predictions)``), ``"names"`` and
+        ``"r2_note"``. When the predictions are constant (their variance is zero up to
+        rounding) the fraction is 0/0: ``"r2"`` is then NaN and ``"r2_note"`` says why
+        (the intercept alone fits them exactly); otherwise ``"r2_note"`` is ``""``.
+
+    Raises
+    ------
+    ValueError
+        If ``predictions`` or a named feature has a NaN or infinite entry (the message
+        names the feature and the first such entry), a feature's shape differs from the
+        predictions', ``names`` is empty or names an unknown feature.
     """
     p = _as_float_array("predictions", predictions, 1)
     if not names:
@@ -128,12 +139,32 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
     unknown = [k for k in names if k not in features]
     if unknown:
         raise ValueError(f"names must be keys of features {sorted(features)}; got {unknown}")
-    A = np.column_stack([np.ones_like(p)] + [np.asarray(features[k], float) for k in names])
-    if A.shape[0] != p.shape[0]:
-        raise ValueError(f"features must have {p.shape[0]} rows like predictions; got {A.shape[0]}")
+    columns = [np.ones_like(p)]
+    for k in names:
+        try:
+            col = np.asarray(features[k], dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"features[{k!r}] must be an array of real numbers; got {type(features[k]).__name__}"
+            ) from exc
+        if col.shape != p.shape:
+            raise ValueError(f"features[{k!r}] must have shape {p.shape} like predictions; got {col.shape}")
+        bad = ~np.isfinite(col)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"features[{k!r}] must be finite; entry {i} is {float(col[i])!r} ({int(bad.sum())} non-finite entries)"
+            )
+        columns.append(col)
+    A = np.column_stack(columns)
     coef, *_ = np.linalg.lstsq(A, p, rcond=None)
     resid = p - A @ coef
-    return {"coef": coef, "r2": float(1.0 - resid.var() / p.var()), "names": ("intercept",) + tuple(names)}
+    var = float(p.var())
+    if var <= (1e-14 * float(np.max(np.abs(p)))) ** 2:  # constant, up to rounding
+        r2, note = math.nan, "the predictions are constant: R^2 is 0/0, undefined (the intercept fits them exactly)"
+    else:
+        r2, note = float(1.0 - resid.var() / var), ""
+    return {"coef": coef, "r2": r2, "names": ("intercept",) + tuple(names), "r2_note": note}
 
 
 # ----------------------------------------------------------------------------------------
@@ -141,8 +172,79 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
 # ----------------------------------------------------------------------------------------
 
 
+#: Columns of ``lib/data/training_<experiment>.csv`` (``COLUMNS`` of ``scripts/make_training.py``).
+RUN_COLUMNS: tuple[str, ...] = (
+    "experiment", "experiment_index", "config_index", "label", "kind", "teacher", "d", "alpha", "kappa", "tau",
+    "rho", "width", "layers", "steps", "batch", "lr", "init_scale", "optimizer", "draw", "seed", "n_test", "ell",
+    "n", "icl", "icl_se", "icl_ls", "icl_ls_se", "gamma_rel_diff", "gamma_norm", "gamma_norm_ls", "icl_wmn",
+    "icl_wmn_se", "gamma_rel_diff_wmn", "final_loss", "seconds",
+)  # fmt: skip
+_RUN_STR = frozenset({"experiment", "label", "kind", "teacher", "optimizer"})
+#: Integer columns and their smallest allowed value.
+_RUN_INT_LOW = {
+    "experiment_index": 0, "config_index": 0, "d": 1, "width": 0, "layers": 1, "steps": 1, "batch": 0,
+    "draw": 0, "seed": 0, "n_test": 2, "ell": 1, "n": 1,
+}  # fmt: skip
+_RUN_NONNEGATIVE = frozenset({"icl", "icl_se", "icl_ls", "icl_ls_se", "icl_wmn", "icl_wmn_se", "seconds"})
+#: Columns measured only for ``kind == "linear_attention"`` rows (empty in the others).
+_RUN_LA_ONLY = (
+    "icl_ls", "icl_ls_se", "gamma_rel_diff", "gamma_norm", "gamma_norm_ls", "icl_wmn", "icl_wmn_se",
+    "gamma_rel_diff_wmn",
+)  # fmt: skip
+#: The columns that define a configuration (everything the script trains with but the draw and seed).
+_RUN_CONFIG = RUN_COLUMNS[: RUN_COLUMNS.index("draw")] + ("n_test",)
+#: Two rows with equal keys are one row written twice.
+_RUN_KEYS = (
+    (lambda r: tuple(r[k] for k in _RUN_CONFIG) + (r["seed"],), "same configuration and seed"),
+    (lambda r: tuple(r[k] for k in _RUN_CONFIG) + (r["draw"],), "same configuration and draw"),
+    (
+        lambda r: tuple(r[k] for k in ("experiment", "label", "kind", "d", "alpha", "draw")),
+        "same label, kind, d, alpha and draw: the key make_training.py resumes by",
+    ),
+)
+
+
+def _convert_run(name: str, text: str, where: str) -> Any:
+    """One field of a training sweep as its Python value; ValueError naming where and the column."""
+    if name in _RUN_STR:
+        return _csvfile.to_text(name, text, where)
+    if name in _RUN_INT_LOW:
+        return _csvfile.to_int(name, text, where, low=_RUN_INT_LOW[name])
+    if name in _RUN_LA_ONLY and text == "":
+        return None  # not measured for this kind (checked by _check_run)
+    return _csvfile.to_float(name, text, where, allow_inf=name == "kappa", nonnegative=name in _RUN_NONNEGATIVE)
+
+
+def _check_run(row: dict[str, Any], where: str) -> None:
+    """The columns measured only for linear attention are present exactly in its rows."""
+    la = row["kind"] == "linear_attention"
+    for name in _RUN_LA_ONLY:
+        if la and row[name] is None:
+            raise ValueError(f"{where}: {name}: empty; a linear_attention row must have a number")
+        if not la and row[name] is not None:
+            raise ValueError(
+                f"{where}: {name}: {row[name]!r} in a {row['kind']!r} row; only linear_attention rows have it "
+                "(a shifted field?)"
+            )
+
+
 def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
-    """Rows of the stored training sweep ``training_<experiment>.csv`` (numbers as floats).
+    """Rows of the stored training sweep ``training_<experiment>.csv``, every field checked.
+
+    The file must have the columns :data:`RUN_COLUMNS` (written by
+    ``scripts/make_training.py``). Integer columns (``experiment_index, config_index, d,
+    width, layers, steps, batch, draw, seed, n_test, ell, n``) are read as exact Python
+    ints, so a 63-bit ``seed`` reruns the same network; ``kappa`` may be ``inf``; every
+    other number must be finite (errors, standard errors and times ``>= 0``). The
+    columns ``icl_ls, icl_ls_se, gamma_rel_diff, gamma_norm, gamma_norm_ls, icl_wmn,
+    icl_wmn_se, gamma_rel_diff_wmn`` are measured for ``kind == "linear_attention"`` only:
+    they are numbers in those rows and empty (read as None) in the others.
+
+    A configuration (every column before ``draw``, and ``n_test``) has at most one row
+    per seed and per draw: a repeated row, even an exact copy, is refused, never counted
+    as another seed. ``scripts/make_training.py`` never writes one (a resumed run skips
+    the rows the file has, and ``--merge-from`` appends only the missing ones), so a
+    repeated row is a corruption.
 
     Parameters
     ----------
@@ -155,22 +257,34 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        One dict per row of the CSV file, numbers as floats, other fields as strings.
+        One dict per row, keyed by :data:`RUN_COLUMNS`: text columns as str, integer
+        columns as int, the others as float (or None, see above).
+
+    Raises
+    ------
+    ValueError
+        If there is no such file, or the file is not valid: the message is
+        ``"<path>:<line>: <column>: <problem>"`` (the header is line 1). Invalid are: a
+        header other than :data:`RUN_COLUMNS` or repeated, a row with a missing or an
+        extra field, a last line without a line break (a file cut, possibly inside its
+        last number), fewer or more rows than the JSON sidecar records, a non-integer in
+        an integer column (``12.0``, ``1e3``), an unparsable number, NaN or an infinity
+        where a finite number is required, a negative error or time, a linear-attention
+        column filled in the wrong kind of row or left empty, and a repeated row (both
+        lines are named), a text with a control character, a row of another experiment.
     """
+    if not isinstance(experiment, str) or not experiment:
+        raise ValueError(f"experiment must be a non-empty str such as 'transformers'; got {experiment!r}")
     path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
     if not path.exists():
         raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
-    rows = []
-    with path.open(newline="") as fh:
-        for r in csv.DictReader(fh):
-            out: dict[str, Any] = {}
-            for k, v in r.items():
-                try:
-                    out[k] = float(v)
-                except (TypeError, ValueError):
-                    out[k] = v
-            rows.append(out)
-    return rows
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        if row["experiment"] != experiment:
+            raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+        _check_run(row, where)
+
+    return _csvfile.read_rows(path, RUN_COLUMNS, _convert_run, check_row=check_row, keys=_RUN_KEYS)
 
 
 def summarize_runs(rows: list[dict[str, Any]], by: tuple[str, ...], value: str = "icl") -> list[dict[str, Any]]:
@@ -220,8 +334,8 @@ def select_runs(rows: list[dict[str, Any]], **equal: Any) -> list[dict[str, Any]
     rows : list of dict
         :func:`load_runs` rows.
     **equal
-        Column names and the value each must have (``teacher="h2", alpha=4.0``); numbers
-        are compared as floats.
+        Column names and the value each must have (``teacher="h2", alpha=4.0``); two
+        integers are compared exactly (a seed), other numbers as floats.
 
     Returns
     -------
@@ -241,6 +355,9 @@ def select_runs(rows: list[dict[str, Any]], **equal: Any) -> list[dict[str, Any]
         raise ValueError(f"the columns {unknown} are not in the rows; columns: {sorted(known)}")
 
     def same(a: Any, b: Any) -> bool:
+        ints = (int, np.integer)
+        if isinstance(a, ints) and isinstance(b, ints) and not isinstance(a, bool) and not isinstance(b, bool):
+            return int(a) == int(b)  # exact: 63-bit seeds differ below float precision
         if isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool):
             try:
                 return float(a) == float(b)

@@ -8,12 +8,22 @@ cannot be read, runs out of time or kills its kernel is reported as such, with t
 verdicts printed before that point. Nothing in a submission can stop the grading of
 the others.
 
-The verdict of each lab is read from the lines its check printed (see
-:func:`lib.labs.check`): ``PASS``, ``FAIL`` (with the number of failing cases),
-``NOT ATTEMPTED``, ``LAB ERROR``, ``NOT ACCEPTED`` when the student's function calls the
-library function the lab asks them to write (the check's ``FAIL: <lab>: not accepted:
-your function calls lib.<module>.<function>, ...`` line; the detail names the
-function), or ``NO VERDICT`` when the check never ran. Which labs a notebook has is
+The verdict of each lab is the record its check wrote (:func:`lib.labs.check` appends
+one JSON line per check to the file named by ``LIB_LABS_RECORD``, which the grader sets
+for the kernel to a file outside the submission's working folder). Printed text is not
+read, so a cell that prints ``PASS: <lab>: ...`` earns nothing. The verdicts are
+``PASS``, ``FAIL`` (with the number of failing cases), ``NOT ATTEMPTED``, ``LAB
+ERROR``, ``NOT ACCEPTED`` when the student's function calls the library function the
+lab asks them to write (the check's ``not accepted: your function calls
+lib.<module>.<function>, ...`` verdict; the detail names the function), or ``NO
+VERDICT`` when the check never ran. When a lab was checked more than once, the last
+check counts.
+
+The run status names the cells that went wrong: for each cell that raised, its number
+(counting every cell of the notebook from 1), its first source line and the error (type
+and first line of the message), e.g. ``cell 9 (undefined_name + 1) raised NameError:
+name 'undefined_name' is not defined``; for a notebook that ran out of time or killed
+its kernel, the cell that was running. Which labs a notebook has is
 read from its ``lib_labs`` metadata (written by ``make student``) or, failing that,
 from the ``labs.check`` calls in its code. A passed lab earns ``--points`` points
 (default 1); every other verdict earns none.
@@ -43,6 +53,7 @@ from __future__ import annotations
 import argparse
 import csv
 import html
+import json
 import os
 import re
 import shutil
@@ -73,7 +84,8 @@ _CSS = (
     "margin-bottom:2em}th,td{border:1px solid #999;padding:.3em .6em;"
     "text-align:left}th{background:#f0f0f0}"
 )
-_LINE = re.compile(r"^(PASS|FAIL|NOT ATTEMPTED|LAB ERROR): (.*)$")
+#: The environment variable through which lib.labs.check writes its verdicts.
+RECORD_ENV = "LIB_LABS_RECORD"
 
 
 @dataclass
@@ -92,7 +104,7 @@ class Submission:
 
     student: str
     path: Path
-    run: str = "ok"  # ok, "N cells raised", timed out, kernel died, unreadable, ...
+    run: str = "ok"  # ok, "cell k (...) raised ...", timed out in cell k, kernel died, unreadable, ...
     labs: list[LabResult] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -121,59 +133,104 @@ def expected_labs(nb: nbformat.NotebookNode) -> list[str]:
     return list(dict.fromkeys(make_student.lab_names(nb)))
 
 
-def verdicts(nb: nbformat.NotebookNode, labs: list[str]) -> list[LabResult]:
-    """Read each lab's verdict from the printed output of an executed notebook.
+def read_records(path: Path) -> list[dict]:
+    """The verdict records that the checks of one run appended to ``path``, in order.
 
-    A check prints its verdict lines into one output; when a lab was checked more
-    than once, the last check counts. Lines naming no lab of ``labs`` are ignored.
+    A line that is not a JSON object with a string ``lab``, a known ``status`` and a
+    list of string ``lines`` is skipped (a check writes only such lines).
+    """
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if (
+            isinstance(rec, dict)
+            and isinstance(rec.get("lab"), str)
+            and rec.get("status") in STATUSES
+            and isinstance(rec.get("lines"), list)
+            and all(isinstance(x, str) for x in rec["lines"])
+            and rec["lines"]
+        ):
+            records.append(rec)
+    return records
+
+
+def verdicts(records: list[dict], labs: list[str]) -> list[LabResult]:
+    """Each lab's verdict from the checks' records (:func:`read_records`).
+
+    When a lab was checked more than once, the last check counts. Records naming no lab
+    of ``labs`` are ignored.
     """
     results = {name: LabResult(name) for name in labs}
-    # longest names first, so that a name that is a prefix of another cannot steal it
-    ordered = sorted(labs, key=len, reverse=True)
-    for cell in nb.cells:
-        if cell.cell_type != "code":
+    for rec in records:
+        name, status, details = rec["lab"], rec["status"], rec["lines"]
+        if name not in results:
             continue
-        for output in cell.get("outputs", []):
-            if output.get("output_type") != "stream" or output.get("name") != "stdout":
-                continue
-            found: dict[str, list[tuple[str, str]]] = {}
-            for line in output.get("text", "").splitlines():
-                match = _LINE.match(line)
-                if match is None:
-                    continue
-                status, rest = match.groups()
-                name = next((n for n in ordered if rest.startswith(f"{n}: ")), None)
-                if name is not None:
-                    found.setdefault(name, []).append((status, rest[len(name) + 2 :]))
-            for name, lines in found.items():
-                statuses = [s for s, _ in lines]
-                # the worst status of this check: FAIL lines come one per case
-                status = next(s for s in ("LAB ERROR", "FAIL", "NOT ATTEMPTED", "PASS") if s in statuses)
-                details = [d for s, d in lines if s == status]
-                if status == "FAIL" and details[0].startswith(_NOT_ACCEPTED_DETAIL):
-                    results[name] = LabResult(name, NOT_ACCEPTED, detail=details[0])
-                    continue
-                results[name] = LabResult(
-                    name,
-                    status,
-                    failing_cases=len(details) if status == "FAIL" else 0,
-                    detail=details[0],
-                )
+        if status == "FAIL" and details[0].startswith(_NOT_ACCEPTED_DETAIL):
+            results[name] = LabResult(name, NOT_ACCEPTED, detail=details[0])
+            continue
+        results[name] = LabResult(
+            name,
+            status,
+            failing_cases=len(details) if status == "FAIL" else 0,
+            detail=details[0],
+        )
     return [results[name] for name in labs]
 
 
-def run_notebook(nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3") -> str:
+def _first_line(text: str, limit: int = 120) -> str:
+    """The first non-blank line of ``text``, shortened to ``limit`` characters."""
+    line = next((x.strip() for x in str(text).splitlines() if x.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def describe_cell(nb: nbformat.NotebookNode, index: int) -> str:
+    """``cell <k> (<first source line>)``, with ``k = index + 1`` counting every cell."""
+    return f"cell {index + 1} ({_first_line(nb.cells[index].source) or 'empty'})"
+
+
+def raised_cells(nb: nbformat.NotebookNode) -> list[str]:
+    """For each code cell with an error output: the cell and the error's type and first line."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                message = _first_line(o.get("evalue", ""), 200)
+                out.append(
+                    f"{describe_cell(nb, i)} raised {o.get('ename', 'an error')}" + (f": {message}" if message else "")
+                )
+                break
+    return out
+
+
+def run_notebook(
+    nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3", record: Path | None = None
+) -> str:
     """Execute ``nb`` in place in a fresh kernel; return the run status.
 
     Every cell runs even if an earlier one raised. The whole notebook gets ``timeout``
     seconds (each cell the time that is left). The kernel runs in ``workdir`` with
-    ``LIB_LABS_STUDENT=1``. Returns ``"ok"``, ``"<n> cell(s) raised"``,
-    ``"timed out after <t> s"``, ``"kernel died"`` or ``"could not run: <error>"``.
+    ``LIB_LABS_STUDENT=1`` and, if ``record`` is given, ``LIB_LABS_RECORD=<record>``
+    (where the checks write their verdicts). Returns ``"ok"``, the cells that raised
+    (``"cell 9 (undefined_name + 1) raised NameError: name 'undefined_name' is not
+    defined"``, several joined by ``"; "``), ``"timed out after <t> s in cell <k>
+    (<first line>)"`` or ``"kernel died in cell <k> (<first line>)"`` (followed by the
+    cells that raised before), or ``"could not run: <error>"``.
     """
     deadline = time.monotonic() + timeout
+    running: dict[str, int] = {}
 
     def remaining(cell: nbformat.NotebookNode) -> int:
         return max(1, int(deadline - time.monotonic() + 0.999))
+
+    def started(cell: nbformat.NotebookNode, cell_index: int, **_: object) -> None:
+        running["index"] = cell_index
 
     client = nbclient.NotebookClient(
         nb,
@@ -183,21 +240,28 @@ def run_notebook(nb: nbformat.NotebookNode, workdir: Path, timeout: float, kerne
         interrupt_on_timeout=False,
         shutdown_kernel="immediate",
         resources={"metadata": {"path": str(workdir)}},
+        on_cell_start=started,
     )
     env = dict(os.environ, LIB_LABS_STUDENT="1")
+    env.pop(RECORD_ENV, None)
+    if record is not None:
+        env[RECORD_ENV] = str(record)
+
+    def stopped(what: str) -> str:  # the cell that was running, and the cells that raised before it
+        where = f" in {describe_cell(nb, running['index'])}" if "index" in running else ""
+        return "; ".join([what + where] + raised_cells(nb))
+
     try:
         client.execute(env=env)
     except CellTimeoutError:
-        return f"timed out after {timeout:g} s"
+        return stopped(f"timed out after {timeout:g} s")
     except DeadKernelError:
-        return "kernel died"
+        return stopped("kernel died")
     except Exception as err:  # noqa: BLE001 - a broken submission is a result, not a crash
         first = (str(err).strip().splitlines() or [""])[0][:200]
         return f"could not run: {type(err).__name__}: {first}"
-    raised = sum(
-        any(o.get("output_type") == "error" for o in c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"
-    )
-    return "ok" if raised == 0 else f"{raised} cell{'s' if raised > 1 else ''} raised"
+    raised = raised_cells(nb)
+    return "ok" if not raised else "; ".join(raised)
 
 
 def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "python3") -> list[Submission]:
@@ -233,10 +297,15 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
             print(f"{student}: {path}: {sub.run}", flush=True)
             continue
         labs = expected_labs(nb)
-        with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-            sub.run = run_notebook(nb, Path(tmp), timeout, kernel)
+        with (
+            tempfile.TemporaryDirectory(prefix="grade-") as tmp,
+            tempfile.TemporaryDirectory(prefix="grade-record-") as rec_dir,
+        ):
+            record = Path(rec_dir) / "verdicts.jsonl"
+            sub.run = run_notebook(nb, Path(tmp), timeout, kernel, record)
+            records = read_records(record)
         sub.seconds = time.monotonic() - start
-        sub.labs = verdicts(nb, labs)
+        sub.labs = verdicts(records, labs)
         target = out / "executed" / student / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)

@@ -487,6 +487,21 @@ def _read_existing(path: Path) -> list[dict[str, str]]:
     return good
 
 
+def _drop_cut_line(path: Path) -> bool:
+    """Remove a last line that has no line break (a write cut by an interruption).
+
+    ``csv`` ends every row it writes with a line break, so such a line is incomplete, even
+    when all its fields are there (the last number may have lost digits); appending to it
+    would also glue the next row onto it. Returns whether a line was removed.
+    """
+    raw = path.read_bytes() if path.exists() else b""
+    if not raw or raw.endswith(b"\n"):
+        return False
+    with path.open("r+b") as fh:
+        fh.truncate(raw.rfind(b"\n") + 1)
+    return True
+
+
 def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
@@ -536,11 +551,22 @@ def _lock(fh: Any, path: Path) -> None:
         raise SystemExit(f"{path} is being written by another run of this script; wait for it to finish")
 
 
+def _same_int(text: str, value: int) -> bool:
+    """Whether a CSV field holds the integer ``value`` exactly (not merely as a float)."""
+    try:
+        return int(text) == value
+    except ValueError:
+        return False
+
+
 def _same_spec(row: dict[str, str], spec: RowSpec) -> bool:
     s = asdict(spec)
     for k in _SPEC_FIELDS:
         if isinstance(s[k], str):
             if row[k] != s[k]:
+                return False
+        elif isinstance(s[k], int):  # exact: a 63-bit seed has more digits than a float
+            if not _same_int(row[k], s[k]):
                 return False
         elif float(row[k]) != float(s[k]):
             return False
@@ -768,6 +794,8 @@ def run_experiment(
     started, t0 = _now(), time.perf_counter()
     with csv_path.open("a", newline="") as fh:
         _lock(fh, csv_path)  # before reading: another run may be appending
+        if _drop_cut_line(csv_path):
+            log(f"[{name}] dropped the cut last line of {csv_path} (an interrupted write)")
         if fresh:
             _write_rows(csv_path, [])
             json_path.unlink(missing_ok=True)

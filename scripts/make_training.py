@@ -348,10 +348,21 @@ def _write_header(path: Path) -> None:
         csv.DictWriter(fh, fieldnames=COLUMNS).writeheader()
 
 
+def _same_int(text: str, value: int) -> bool:
+    """Whether a CSV field holds the integer ``value`` exactly (not merely as a float)."""
+    try:
+        return int(text) == value
+    except ValueError:
+        return False
+
+
 def _same_spec(row: dict[str, str], spec: Row) -> bool:
     for k, v in asdict(spec).items():
         if isinstance(v, str):
             if row[k] != v:
+                return False
+        elif isinstance(v, int):  # exact: a 63-bit seed has more digits than a float
+            if not _same_int(row[k], v):
                 return False
         elif float(row[k]) != float(v):
             return False
@@ -442,6 +453,8 @@ def run_experiment(
     started, t0 = mfs._now(), time.perf_counter()
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
+        if mfs._drop_cut_line(csv_path):
+            log(f"[{name}] dropped the cut last line of {csv_path} (an interrupted write)")
         existing = {_key(r): r for r in _read_existing(csv_path)}
         previous = mfs._previous_runs(json_path)
         todo = []
@@ -493,6 +506,7 @@ def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = p
     specs = {_key(asdict(s)): s for s in row_specs(name)}
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
+        mfs._drop_cut_line(csv_path)
         have = {_key(r) for r in _read_existing(csv_path)}
         new = []
         for r in _read_existing(src_csv):

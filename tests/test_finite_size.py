@@ -208,6 +208,13 @@ def test_run_experiment_resumes(tmp_path):
     path.write_text(path.read_text() + text[-1] + "\n")  # a row written twice
     mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
     assert len(fs.load("smoke", data_dir=tmp_path)) == 5
+    # cut inside the last number, without a line break: the next row would be glued to it
+    path.write_text(path.read_text()[:-3])
+    with pytest.raises(ValueError, match="does not end with a line break"):
+        fs.load("smoke", data_dir=tmp_path)
+    mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=200, log=log.append)
+    assert any("dropped the cut last line" in m for m in log) and "1 to compute" in " ".join(log[-8:])
+    assert len(fs.load("smoke", data_dir=tmp_path)) == 5
     mfs.run_experiment("smoke", tmp_path, dims=(8,), draws=1, n_test=300, fresh=True, log=log.append)
     assert [r["n_test"] for r in fs.load("smoke", data_dir=tmp_path)] == [0, 300, 300, 300, 300]
 
@@ -554,13 +561,22 @@ def test_load_rejects_a_bad_row_with_its_line(tmp_path, edit, line, match):
 
 
 def test_load_line_numbers_count_physical_lines(tmp_path):
-    """A quoted field spanning two lines: the next row's line number is still its physical line."""
+    """A quoted field spanning two lines is refused (a line break is not text), at the
+    physical line where its row starts; after blank lines too."""
     lines = _good_lines(tmp_path)
-    lines[1] = _set_field(lines[1], "method", '"dense\nsecond line"')
-    lines[2] = _set_field(lines[2], "d", "oops")
+    lines[2] = _set_field(lines[2], "method", '"dense\nsecond line"')
     path = tmp_path / "finite_size_toy.csv"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:4: d: 'oops'"):
+    path.write_text("\n".join(lines[:1] + ["", ""] + lines[1:]) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:5: method: 'dense\\\\nsecond line' has the control"):
+        fs.load("toy", data_dir=tmp_path)
+    # a NUL byte in a text column, and a row of another experiment
+    path.write_text("\n".join([lines[0], _set_field(lines[1], "label", "re\x00lu")]) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:2: label: 're\\\\x00lu' has the control"):
+        fs.load("toy", data_dir=tmp_path)
+    path.write_text("\n".join([lines[0], _set_field(lines[1], "experiment", "teachers")]) + "\n")
+    with pytest.raises(
+        ValueError, match=f"^{re.escape(str(path))}:2: experiment: 'teachers' in the file of experiment 'toy'"
+    ):
         fs.load("toy", data_dir=tmp_path)
 
 
@@ -820,3 +836,92 @@ def test_t_quantile():
             finite_size.t_quantile(bad)
     with pytest.raises(ValueError, match="level"):
         finite_size.t_quantile(4, level=1.5)
+
+
+# ----------------------------------------------------------------------------------------
+# load on corrupted copies of a stored table: truncations, duplicates, the sidecar
+# ----------------------------------------------------------------------------------------
+
+
+def _stored_copy(tmp_path: Path, name: str = "teachers") -> Path:
+    import shutil
+
+    for ext in ("csv", "json"):
+        shutil.copy(fs.DATA_DIR / f"finite_size_{name}.{ext}", tmp_path / f"finite_size_{name}.{ext}")
+    return tmp_path / f"finite_size_{name}.csv"
+
+
+def test_load_refuses_a_truncated_stored_table(tmp_path):
+    path = _stored_copy(tmp_path)
+    text = path.read_text()
+    n = len(text.splitlines())
+    where = re.escape(str(path))
+    path.write_text(text[:-3])  # cut inside the last number (seconds): still a number
+    with pytest.raises(ValueError, match=f"^{where}:{n}: seconds: the file does not end with a line break"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text(text[: text.rindex(",matfree,") + 3])  # cut inside the last row
+    with pytest.raises(ValueError, match=f"^{where}:{n}: seconds: missing; the row has 18 of the 19"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text("".join(text.splitlines(keepends=True)[: n - 4]))  # cut at a line break
+    with pytest.raises(ValueError, match=rf"^{where}:{n - 3}: \(end of file\): the file has {n - 5} rows, but "):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text("")
+    with pytest.raises(ValueError, match=f"^{where}:1: header: the file is empty"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_bytes(text.encode()[:700] + b"\x80" + text.encode()[700:])
+    with pytest.raises(ValueError, match=rf"^{where}:\d+: \(encoding\): not UTF-8"):
+        fs.load("teachers", data_dir=tmp_path)
+    path.write_text(text)
+    (tmp_path / "finite_size_teachers.json").write_text("[1, 2")
+    with pytest.raises(ValueError, match=r"finite_size_teachers.json:1: \(json\)"):
+        fs.load("teachers", data_dir=tmp_path)
+
+
+def test_load_refuses_a_repeated_row_instead_of_counting_it_as_a_draw(tmp_path):
+    """make_finite_size.py drops repeated rows when it resumes, so a stored table never has one."""
+    path = _stored_copy(tmp_path)
+    (tmp_path / "finite_size_teachers.json").unlink()
+    lines = path.read_text().splitlines()
+    where = re.escape(str(path))
+    path.write_text("\n".join(lines + [lines[5]]) + "\n")  # an exact copy
+    with pytest.raises(
+        ValueError, match=rf"^{where}:{len(lines) + 1}: \(row\): duplicate of line 6 \(same configuration, d and draw\)"
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+    other_seed = _set_field(lines[5], "seed", "12345")  # the same draw again, another seed
+    path.write_text("\n".join(lines[:8] + [other_seed] + lines[8:]) + "\n")
+    with pytest.raises(
+        ValueError, match=rf"^{where}:9: \(row\): duplicate of line 6 \(same configuration, d and draw\)"
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+    other_draw = _set_field(lines[5], "draw", "99")  # the same seed under another draw number
+    path.write_text("\n".join(lines[:8] + [other_draw] + lines[8:]) + "\n")
+    with pytest.raises(
+        ValueError, match=rf"^{where}:9: \(row\): duplicate of line 6 \(same configuration, d and seed\)"
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+    # the other variant of the same draw shares the seed (common random numbers): not a duplicate
+    rows = fs.load("teachers")
+    assert any(a["seed"] == b["seed"] and a["variant"] != b["variant"] for a, b in zip(rows, rows[1:]))
+
+
+def test_load_names_the_first_misfit_of_a_row_with_a_field_left_out(tmp_path):
+    path = _stored_copy(tmp_path)
+    lines = path.read_text().splitlines()
+    fields = lines[3].split(",")
+    del fields[fs.COLUMNS.index("tau")]
+    lines[3] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(
+        ValueError,
+        match=r":4: seconds: missing; the row has 18 of the 19 fields .* first field that does not fit is n_test = 'matfree'",
+    ):
+        fs.load("teachers", data_dir=tmp_path)
+
+
+def test_stored_tables_have_exact_int_seeds_and_no_repeated_row():
+    for name in fs.available_experiments():
+        rows = fs.load(name)  # refuses repeated rows and a row count differing from the sidecar
+        text = (fs.DATA_DIR / f"finite_size_{name}.csv").read_text().splitlines()[1:]
+        assert [str(r["seed"]) for r in rows] == [t.split(",")[fs.COLUMNS.index("seed")] for t in text]
+        assert all(type(r["seed"]) is int for r in rows)

@@ -455,3 +455,21 @@ def test_also_forbidden_functions_are_not_accepted_either(capsys):
 def test_also_forbidden_is_checked(value, text):
     with pytest.raises(TypeError, match=text):
         labs.check(lambda x: x, lambda x: x, [(1.0,)], name="id", also_forbidden=value)
+
+
+def test_the_tolerance_is_relative_for_tiny_and_huge_outputs(capsys):
+    """rtol scales with |expected|: an absolute tolerance of the same size gives both verdicts wrong.
+
+    At 1e-12 an error of 1e-6 relative (1e-18 absolute) is far inside any absolute
+    tolerance of 1e-8, but outside rtol = 1e-8; at 1e12 an error of 1e-15 relative (1e-3
+    absolute) is far outside an absolute 1e-8, but inside rtol = 1e-8.
+    """
+    with pytest.raises(LabError, match="FAIL: tiny: case 1 of 1"):
+        check(lambda x: x * (1 + 1e-6), lambda x: x, [(1e-12,)], name="tiny", rtol=1e-8)
+    capsys.readouterr()
+    check(lambda x: x + 1e-3, lambda x: x, [(1e12,)], name="huge", rtol=1e-8)
+    assert capsys.readouterr().out.startswith("PASS: huge")
+    # the same two outputs in one array: each entry is judged relative to itself
+    with pytest.raises(LabError, match=r"FAIL: both: case 1 of 1"):
+        check(lambda x: x * np.array([1 + 1e-6, 1.0]), lambda x: x, [(np.array([1e-12, 1e12]),)], name="both")
+    capsys.readouterr()

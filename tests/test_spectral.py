@@ -211,3 +211,18 @@ def test_spectral_predict_refuses_a_complex_link():
     ctx = samplers.sample_contexts(3, 5, 20, None, "h2", 0.1, 0)
     with pytest.raises(ValueError, match="link must return real numbers"):
         spectral.spectral_predict(ctx.X, ctx.y, ctx.x_query, link=lambda s: s + 1j)
+
+
+def test_clip_level_is_three_label_standard_deviations():
+    """The ``clip`` and ``square`` preprocessings cut at SPECTRAL_CLIP = 3 standardized units,
+    and chapter 6's printed consequence: the h3 threshold with ``clip`` is 3.3 at rho = 0.1
+    (a level of 2 would move it to 5.1)."""
+    from lib.theory.spectral import SPECTRAL_CLIP
+
+    assert SPECTRAL_CLIP == 3.0 and spectral.SPECTRAL_CLIP == 3.0
+    y = np.array([[0.0] * 98 + [100.0, -100.0]])  # standardized: +-7.07 at the two outliers
+    u = (y - y.mean()) / y.std()
+    assert_allclose(spectral.spectral_preprocess(y, "clip"), np.clip(u, -3.0, 3.0), rtol=1e-15)
+    assert_allclose(spectral.spectral_preprocess(y, "square"), np.minimum(u**2, 9.0), rtol=1e-15)
+    assert spectral.spectral_preprocess(y, "clip")[0, -2] == 3.0
+    assert f"{spectral.spectral_threshold('h3', 0.1, 'clip'):.1f}" == "3.3"

@@ -777,8 +777,8 @@ def test_source_values_agree_with_the_book_formulas():
         ("quantity,alpha\n", "header"),
         ("quantity,alpha,kappa,tau,rho,lam,value\nfoo,1,1,1,1,0,1\n", "quantity"),
         ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,x,1,0,1\n", "tau"),
-        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,1,1,0,nan\n", "not finite"),
-        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,1\n", "fields"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,1,1,0,nan\n", "value: 'nan' is not allowed"),
+        ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,1\n", "rho: missing"),
         ("quantity,alpha,kappa,tau,rho,lam,value\nicl_ridge,1,1,2,1,0.5,1\n", "no row"),
     ],
 )

@@ -33,14 +33,14 @@ Used in: chapters 2, 3 and the Performance appendix.
 
 from __future__ import annotations
 
-import csv
 import importlib.resources
 import math
-import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from .. import _csvfile
 
 __all__ = ["COLUMNS", "DATA_DIR", "available_experiments", "load", "table", "summarize", "gap"]
 
@@ -114,7 +114,6 @@ def _path(experiment: Any, data_dir: str | Path | None) -> Path:
     return _dir(data_dir) / f"{_PREFIX}{experiment}.csv"
 
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
 #: Smallest allowed value of each integer column.
 _INT_LOW = {"d": 1, "draw": 0, "seed": 0, "n_test": 0}
 #: Float columns that must be ``>= 0`` (standard errors and timings).
@@ -124,28 +123,17 @@ _NONNEGATIVE = frozenset({"icl_se", "idg_se", "seconds"})
 def _convert(name: str, text: str, where: str) -> Any:
     """One CSV field as its Python value; ``ValueError("<where>: <name>: ...")`` if invalid."""
     if name in _STR_COLUMNS:
-        if not text:
-            raise ValueError(f"{where}: {name}: empty; a non-empty text is required")
-        return text
+        return _csvfile.to_text(name, text, where)
     if name in _INT_COLUMNS:
-        if not _INT_TEXT.fullmatch(text):
-            raise ValueError(f"{where}: {name}: {text!r} is not an integer (digits only, e.g. '12')")
-        value = int(text)
-        if value < _INT_LOW[name]:
-            raise ValueError(f"{where}: {name}: {value} is not allowed; it must be >= {_INT_LOW[name]}")
-        return value
-    try:
-        if text != text.strip() or "_" in text:
-            raise ValueError
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{where}: {name}: {text!r} is not a number") from None
-    if math.isnan(value) or value == -math.inf or (value == math.inf and name != "kappa"):
-        allowed = "finite or inf" if name == "kappa" else "finite"
-        raise ValueError(f"{where}: {name}: {text!r} is not allowed; the value must be {allowed}")
-    if name in _NONNEGATIVE and value < 0:
-        raise ValueError(f"{where}: {name}: {text!r} is negative; it must be >= 0")
-    return value
+        return _csvfile.to_int(name, text, where, low=_INT_LOW[name])
+    return _csvfile.to_float(name, text, where, allow_inf=name == "kappa", nonnegative=name in _NONNEGATIVE)
+
+
+#: A configuration and a dimension with a draw, or with a seed: one row, never two.
+_ROW_KEYS = (
+    (lambda r: tuple(r[k] for k in _CONFIG_COLUMNS) + (r["d"], r["draw"]), "same configuration, d and draw"),
+    (lambda r: tuple(r[k] for k in _CONFIG_COLUMNS) + (r["d"], r["seed"]), "same configuration, d and seed"),
+)
 
 
 def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
@@ -153,9 +141,16 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
 
     The file is read as UTF-8 (a leading byte-order mark is allowed). Every row must have
     exactly the fields of :data:`COLUMNS`: ``d, draw, seed, n_test`` integers (``d >= 1``,
-    the others ``>= 0``), the text columns non-empty, the other columns numbers, finite
-    except ``kappa`` (which may be ``inf``), with ``icl_se, idg_se, seconds >= 0``. Blank
-    lines are skipped.
+    the others ``>= 0``; seeds are exact Python ints), the text columns non-empty, the
+    other columns numbers, finite except ``kappa`` (which may be ``inf``), with
+    ``icl_se, idg_se, seconds >= 0``. Blank lines are skipped.
+
+    Each (configuration, ``d``, ``draw``) has at most one row: a repeated row, even an
+    exact copy, is refused rather than counted as another draw. The script that writes
+    the tables never leaves one: when it resumes an interrupted run it drops a cut last
+    line and repeated rows from the file (``_read_existing`` in
+    ``scripts/make_finite_size.py``) before appending, so a repeated row in a stored
+    table is a corruption (for instance two files concatenated by hand).
 
     Parameters
     ----------
@@ -179,42 +174,22 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
         the file is not valid: the message is ``"<path>:<line>: <column>: <problem>"``,
         with the physical line number in the file (the header is line 1). Invalid are:
         a header other than :data:`COLUMNS`, a repeated header line, a row with too few
-        fields (for instance a truncated last line) or too many, a non-integer in an
-        integer column, a field that is not a number, a non-finite value where a finite
-        one is required, a negative standard error or time.
+        fields (for instance a truncated last line) or too many, a last line without a
+        line break (a file cut, possibly inside its last number), fewer or more rows
+        than the ``rows`` of the JSON sidecar ``finite_size_<experiment>.json`` when
+        there is one, a non-integer in an integer column, a field that is not a
+        number, a non-finite value where a finite one is required, a negative standard
+        error or time, two rows of the same configuration and ``d`` with the same draw
+        or the same seed (the message gives both lines), a text with a control
+        character, a row whose ``experiment`` is not the file's.
     """
     path = _path(experiment, data_dir)
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        try:
-            header = next(reader, None)
-            if header is None or tuple(header) != COLUMNS:
-                raise ValueError(f"{path}:1: header: must be the columns {COLUMNS}; it has {header}")
-            rows = []
-            line = reader.line_num + 1  # physical line on which the next record starts
-            for fields in reader:
-                where, line = f"{path}:{line}", reader.line_num + 1
-                if not fields:  # a blank line
-                    continue
-                if tuple(fields) == COLUMNS:
-                    raise ValueError(f"{where}: header: a repeated header line (two files concatenated?)")
-                if len(fields) < len(COLUMNS):
-                    missing = COLUMNS[len(fields)]
-                    raise ValueError(
-                        f"{where}: {missing}: missing; the row has {len(fields)} of the "
-                        f"{len(COLUMNS)} fields (a truncated line?)"
-                    )
-                if len(fields) > len(COLUMNS):
-                    raise ValueError(
-                        f"{where}: field {len(COLUMNS) + 1}: extra field {fields[len(COLUMNS)]!r}; "
-                        f"the row has {len(fields)} fields, the header {len(COLUMNS)}"
-                    )
-                rows.append({k: _convert(k, v, where) for k, v in zip(COLUMNS, fields)})
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}:{reader.line_num + 1}: (encoding): not UTF-8 text: {exc}") from None
-        except csv.Error as exc:
-            raise ValueError(f"{path}:{reader.line_num}: (csv): {exc}") from None
-    return rows
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        if row["experiment"] != experiment:
+            raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+
+    return _csvfile.read_rows(path, COLUMNS, _convert, check_row=check_row, keys=_ROW_KEYS)
 
 
 def _matches(value: Any, wanted: Any) -> bool:

@@ -15,11 +15,12 @@ Used in chapter 2 (:doc:`learning curves </book/linear/learning_curves>`).
 
 from __future__ import annotations
 
-import csv
 import importlib.resources
 from pathlib import Path
 
 import numpy as np
+
+from .. import _csvfile
 
 __all__ = ["SOURCE_COLUMNS", "source_values"]
 
@@ -54,9 +55,14 @@ def source_values(path: str | Path | None = None) -> dict[str, dict[str, np.ndar
     Raises
     ------
     ValueError
-        If the header is not :data:`SOURCE_COLUMNS`, a quantity is unknown, a field is
-        not a finite number, or a quantity has no row; the message names the file, the
-        line and the field.
+        If the file is not valid; the message is ``"<path>:<line>: <column>:
+        <problem>"``. Invalid are: a header other than :data:`SOURCE_COLUMNS` or
+        repeated, a row with a missing or an extra field, a last line without a line
+        break (a file cut, possibly inside its last number), fewer or more rows than
+        the ``rows`` of ``source_formulas.json`` (when the file has that sidecar), an
+        unknown quantity, a field that is not a number, NaN or an infinity, a negative
+        parameter, two rows of the same quantity at the same parameters (both lines
+        are named), and a quantity without any row.
 
     See Also
     --------
@@ -73,29 +79,26 @@ def source_values(path: str | Path | None = None) -> dict[str, dict[str, np.ndar
     """
     if path is None:
         path = Path(str(importlib.resources.files("lib") / "data" / "source_formulas.csv"))
-    path = Path(path)
+    rows = _csvfile.read_rows(Path(path), SOURCE_COLUMNS, _convert, keys=_KEYS)
     out: dict[str, dict[str, list[float]]] = {q: {k: [] for k in SOURCE_COLUMNS[1:]} for q in _SOURCE_QUANTITIES}
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None or tuple(header) != SOURCE_COLUMNS:
-            raise ValueError(f"{path}:1: header: must be {SOURCE_COLUMNS}; it is {header}")
-        for line, fields in enumerate(reader, start=2):
-            if not fields:
-                continue
-            if len(fields) != len(SOURCE_COLUMNS):
-                raise ValueError(f"{path}:{line}: the row has {len(fields)} fields, not {len(SOURCE_COLUMNS)}")
-            if fields[0] not in out:
-                raise ValueError(f"{path}:{line}: quantity: {fields[0]!r} is not one of {_SOURCE_QUANTITIES}")
-            for name, text in zip(SOURCE_COLUMNS[1:], fields[1:]):
-                try:
-                    value = float(text)
-                except ValueError:
-                    raise ValueError(f"{path}:{line}: {name}: {text!r} is not a number") from None
-                if not np.isfinite(value):
-                    raise ValueError(f"{path}:{line}: {name}: {text!r} is not finite")
-                out[fields[0]][name].append(value)
+    for row in rows:
+        for name in SOURCE_COLUMNS[1:]:
+            out[row["quantity"]][name].append(row[name])
     for q, cols in out.items():
         if not cols["value"]:
-            raise ValueError(f"{path}: quantity {q!r} has no row")
+            raise ValueError(f"{path}:1: quantity: {q!r} has no row; every one of {_SOURCE_QUANTITIES} needs one")
     return {q: {k: np.array(v, dtype=float) for k, v in cols.items()} for q, cols in out.items()}
+
+
+def _convert(name: str, text: str, where: str) -> str | float:
+    """One field of ``source_formulas.csv``; ValueError naming where and the column."""
+    if name == "quantity":
+        if text not in _SOURCE_QUANTITIES:
+            raise ValueError(f"{where}: quantity: {text!r} is not one of {_SOURCE_QUANTITIES}")
+        return text
+    return _csvfile.to_float(name, text, where, nonnegative=name in _NONNEGATIVE)
+
+
+#: Two rows of the same quantity at the same parameters are one value written twice.
+_KEYS = ((lambda r: tuple(r[k] for k in SOURCE_COLUMNS[:-1]), "same quantity and parameters"),)
+_NONNEGATIVE = frozenset({"alpha", "kappa", "tau", "rho", "lam"})

@@ -2,6 +2,7 @@
 
 import csv
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -71,20 +72,23 @@ def test_students_are_folders_or_file_names(tmp_path):
     assert grade_labs.students(nested) == ["alice", "bob"]
 
 
-def _executed(*texts):
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [code("", outputs=[nbformat.v4.new_output("stream", name="stdout", text=t)]) for t in texts]
-    return nb
+def _rec(lab, status, *lines):
+    return {"lab": lab, "status": status, "lines": list(lines)}
 
 
-def test_verdicts_are_read_from_the_printed_lines():
-    nb = _executed(
-        "NOT ATTEMPTED: a: your function returned None on every case; ...\n",
-        "FAIL: a: case 1 of 3 (1.0): the output differs\n"
-        "FAIL: a: case 3 of 3 (2.0): your function raised ValueError: x\n",
-        "PASS: a b: agrees with the reference on all 2 cases (...).\nPASS: unknown lab: agrees\n",
-    )
-    got = grade_labs.verdicts(nb, ["a", "a b", "c"])
+def test_verdicts_are_read_from_the_checks_records():
+    records = [
+        _rec("a", "NOT ATTEMPTED", "your function returned None on every case; ..."),
+        _rec(
+            "a",
+            "FAIL",
+            "case 1 of 3 (1.0): the output differs",
+            "case 3 of 3 (2.0): your function raised ValueError: x",
+        ),
+        _rec("a b", "PASS", "agrees with the reference on all 2 cases (...)."),
+        _rec("unknown lab", "PASS", "agrees"),
+    ]
+    got = grade_labs.verdicts(records, ["a", "a b", "c"])
     assert [(r.lab, r.verdict, r.failing_cases) for r in got] == [
         ("a", "FAIL", 2),  # the last check of a lab counts
         ("a b", "PASS", 0),
@@ -93,13 +97,55 @@ def test_verdicts_are_read_from_the_printed_lines():
     assert got[0].detail == "case 1 of 3 (1.0): the output differs"
 
 
-def test_a_function_calling_the_reference_is_not_accepted():
-    nb = _executed(
-        "FAIL: a: not accepted: your function calls lib.hermite.coefficients, the function this lab asks you to "
-        "write.\n",
-        "FAIL: b: case 1 of 2 (1.0): the output differs\n",
+def test_read_records_keeps_only_well_formed_records(tmp_path):
+    path = tmp_path / "verdicts.jsonl"
+    assert grade_labs.read_records(path) == []  # no check ran
+    good = _rec("a", "PASS", "agrees")
+    path.write_text(
+        "PASS: a: agrees\n"  # printed text is not a record
+        + json.dumps(good)
+        + "\n"
+        + json.dumps(_rec("a", "GREAT", "x"))  # unknown status
+        + "\n"
+        + json.dumps({"lab": "a", "status": "PASS", "lines": []})  # no line
+        + "\n[1, 2]\n",
+        encoding="utf-8",
     )
-    got = grade_labs.verdicts(nb, ["a", "b"])
+    assert grade_labs.read_records(path) == [good]
+
+
+def test_a_check_writes_its_record_and_printing_does_not(tmp_path, monkeypatch, capsys):
+    """lib.labs.check appends its verdict to LIB_LABS_RECORD; a printed PASS line does not."""
+    from lib import labs
+
+    path = tmp_path / "verdicts.jsonl"
+    monkeypatch.setenv(labs.RECORD_ENV, str(path))
+    labs.check(lambda x: 3 * x, lambda x: x + x, [(1.0,), (2.0,)], name="doubling", strict=False)
+    print("PASS: doubling: agrees with the reference on all 2 cases (largest absolute error 0).")
+    records = grade_labs.read_records(path)
+    assert [(r["lab"], r["status"], len(r["lines"])) for r in records] == [("doubling", "FAIL", 2)]
+    assert "PASS: doubling" in capsys.readouterr().out  # it was printed, and is not counted
+    got = grade_labs.verdicts(records, ["doubling"])
+    assert (got[0].verdict, got[0].failing_cases) == ("FAIL", 2)
+
+
+def test_raised_cells_name_the_cell_and_the_error():
+    nb = nbformat.v4.new_notebook()
+    error = nbformat.v4.new_output("error", ename="NameError", evalue="name 'x' is not defined\nmore", traceback=[])
+    nb.cells = [md("# title"), code("\n\nx + 1\ny = 2", outputs=[error]), code("ok = 1")]
+    assert grade_labs.raised_cells(nb) == ["cell 2 (x + 1) raised NameError: name 'x' is not defined"]
+
+
+def test_a_function_calling_the_reference_is_not_accepted():
+    records = [
+        _rec(
+            "a",
+            "FAIL",
+            "not accepted: your function calls lib.hermite.coefficients, the function this lab asks you to write.",
+        ),
+        _rec("b", "FAIL", "case 1 of 2 (1.0): the output differs"),
+    ]
+    got = grade_labs.verdicts(records, ["a", "b"])
     assert [(r.lab, r.verdict, r.failing_cases) for r in got] == [
         ("a", grade_labs.NOT_ACCEPTED, 0),
         ("b", "FAIL", 1),
@@ -175,6 +221,16 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
         "dave": _submission(  # hangs before the second lab
             "return 2 * x", "return x * x", "import time\n\ntime.sleep(600)"
         ),
+        "fay": _submission(  # wrong, and a cell that prints a fake PASS line for the lab
+            "return 3 * x",
+            "return x * x",
+            'print("PASS: doubling: agrees with the reference on all 2 cases (largest absolute error 0).")',
+        ),
+        "gus": _submission(  # replaces the check by one that prints PASS, then kills the kernel
+            "return 3 * x",
+            "return x * x",
+            "labs.check = lambda *a, **k: print(f\"PASS: {k['name']}: agrees\")\nimport os\n\nos._exit(1)",
+        ),
     }
     paths = []
     for student, nb in subs.items():
@@ -202,18 +258,27 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
         ("carol", "squaring"): ("PASS", "1"),
         ("dave", "doubling"): ("PASS", "1"),
         ("dave", "squaring"): (grade_labs.NO_VERDICT, "0"),
+        ("fay", "doubling"): ("FAIL", "0"),  # the printed PASS line does not count
+        ("fay", "squaring"): ("PASS", "1"),
+        ("gus", "doubling"): ("FAIL", "0"),
+        ("gus", "squaring"): (grade_labs.NO_VERDICT, "0"),
         ("erin", ""): ("", "0"),
     }
     run = {r["student"]: r["run"] for r in rows}
-    assert run["alice"] == run["bob"] == "ok"
-    assert run["carol"] == "1 cell raised"
-    assert run["dave"] == "timed out after 60 s"
+    assert run["alice"] == run["bob"] == run["fay"] == "ok"
+    # the cell that raised: its number (every cell counted from 1), first line, the error
+    at = next(i for i, c in enumerate(subs["carol"].cells) if c.source == "undefined_name + 1")
+    assert run["carol"] == f"cell {at + 1} (undefined_name + 1) raised NameError: name 'undefined_name' is not defined"
+    at = next(i for i, c in enumerate(subs["dave"].cells) if c.source.startswith("import time"))
+    assert run["dave"] == f"timed out after 60 s in cell {at + 1} (import time)"
+    at = next(i for i, c in enumerate(subs["gus"].cells) if c.source.startswith("labs.check = "))
+    assert run["gus"] == f"kernel died in cell {at + 1} ({subs['gus'].cells[at].source.splitlines()[0]})"
     assert run["erin"].startswith("unreadable")
     failing = {r["student"]: r["failing_cases"] for r in rows if r["lab"] == "doubling"}
-    assert failing["bob"] == failing["carol"] == "2"
+    assert failing["bob"] == failing["carol"] == failing["fay"] == failing["gus"] == "2"
     summary = (out / "grades.md").read_text()
     assert "| alice | 1 | 2 / 2 |" in summary  # the totals: 1 notebook, 2 of 2
     assert "| carol | ok" not in summary and "FAIL (2 cases)" in summary
     page = (out / "grades.html").read_text()
-    assert page.count("<tr>") == 5 + 1 + 5 + 1  # toy table, totals table
+    assert page.count("<tr>") == 7 + 1 + 7 + 1  # toy table, totals table
     assert (out / "executed" / "alice" / "toy.ipynb").exists()
