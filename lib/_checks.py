@@ -37,6 +37,11 @@ __all__ = [
     "check_broadcast",
     "check_scalar",
     "check_result",
+    "check_choice",
+    "check_rho",
+    "check_tasks",
+    "check_contexts",
+    "check_teacher_values",
 ]
 
 
@@ -512,6 +517,82 @@ def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
     return check_scalar(name, value, **bounds) if scalar else check_real(name, value, **bounds)
 
 
+def check_rho(rho: Any) -> float:
+    """The label-noise variance ``rho``: one finite number ``>= 0`` (:data:`PARAMETERS`).
+
+    The single validator of ``rho``: every public function calls it once and passes the
+    returned float to workers that trust it (``tests/test_simulation.py`` counts the calls).
+
+    Parameters
+    ----------
+    rho : float
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``rho`` as a float.
+    """
+    return check_param("rho", rho, scalar=True)
+
+
+def check_choice(name: str, value: Any, choices: Any, *, hint: str = "") -> Any:
+    """A value that must be one of a few allowed options (a string option, usually).
+
+    The one way ``lib`` checks a choice: the message names the argument, lists the
+    options and shows the value given.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value to check; it is returned unchanged when allowed.
+    choices : iterable
+        The allowed values (compared with ``==``; an unhashable value is refused).
+    hint : str, keyword-only
+        Appended to the list of options (``" (or a callable T(y))"``), for an argument
+        that also takes something other than these names.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not one of ``choices``.
+    """
+    options = tuple(choices)
+    try:
+        ok = isinstance(value, str) == all(isinstance(c, str) for c in options) and value in options
+    except (TypeError, ValueError):  # e.g. an array, whose == is elementwise
+        ok = False
+    if not ok:
+        shown = sorted(options) if all(isinstance(c, str) for c in options) else list(options)
+        raise ValueError(f"{name} must be one of {shown}{hint}; got {value!r}")
+    return value
+
+
+def check_teacher_values(f: Callable, z: np.ndarray) -> np.ndarray:
+    """Evaluate an already-resolved teacher on ``z``; finite values of ``z``'s shape.
+
+    Parameters
+    ----------
+    f : callable
+        The teacher (a :class:`lib.hermite.Link`, resolved by :func:`lib.teachers.as_link`).
+    z : numpy.ndarray
+        Gaussian inputs ``x^T w``, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``f(z)``, a new float array (never ``z`` itself, so the caller may add noise in place).
+    """
+    return check_vectorized("teacher", f, z, what="its input (Gaussian inputs)")
+
+
 # --------------------------------------------------------------------------------------
 # arrays of the model: Gamma, a batch of contexts, a task set
 # --------------------------------------------------------------------------------------
@@ -573,3 +654,58 @@ def check_unit_tasks(tasks: Any, d: int) -> np.ndarray:
             f"as lib.samplers.sample_tasks draws them); found a row with squared norm {worst:.6g}"
         )
     return tasks
+
+
+def check_tasks(tasks: Any, d: int | None = None, name: str = "tasks") -> np.ndarray | None:
+    """``None`` or a task array of shape (k, d) with finite, non-zero rows.
+
+    Parameters
+    ----------
+    tasks : None or array_like, shape (k, d)
+        The task set (``None``: a fresh task per context).
+    d : int, optional
+        The required number of columns.
+    name : str
+        The argument's name, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The tasks as a float array.
+    """
+    if tasks is None:
+        return None
+    arr = check_real(name, tasks)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}")
+    if d is not None and arr.shape[1] != d:
+        raise ValueError(f"{name} must have d = {d} columns; got shape {arr.shape}")
+    if np.any(np.einsum("kd,kd->k", arr, arr) == 0.0):
+        raise ValueError(f"{name} must not contain a zero row (a task vector of norm 0)")
+    return arr
+
+
+def check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contexts ``X (n, ell, d)``, labels ``y (n, ell)`` and queries ``x_query (n, d)``.
+
+    Parameters
+    ----------
+    X, y, x_query : array_like
+        The contexts, their labels and the query tokens.
+
+    Returns
+    -------
+    (X, y, x_query) : tuple of numpy.ndarray
+        Float arrays of matching shapes.
+    """
+    X = check_real("X", X)
+    y = check_real("y", y)
+    x_query = check_real("x_query", x_query)
+    if X.ndim != 3 or min(X.shape) < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    n, ell, d = X.shape
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    if x_query.shape != (n, d):
+        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
+    return X, y, x_query

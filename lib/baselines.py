@@ -22,18 +22,20 @@ from typing import Any, Iterable
 import numpy as np
 from scipy.special import softmax
 
-from lib._checks import Progress, as_rng, check_int, check_memory, check_param, check_real
-from lib.samplers import (
-    BATCH_BYTES,
-    TeacherLike,
-    _apply_teacher,
-    _check_rho,
-    _check_tasks,
-    _resolve,
-    sample_contexts,
-    sample_task_set,
+from lib._checks import (
+    Progress,
+    as_rng,
+    check_choice,
+    check_contexts,
+    check_int,
+    check_memory,
+    check_param,
+    check_rho,
+    check_tasks,
+    check_teacher_values,
 )
-from lib.teachers import gaussian_equivalent_ridge, teacher_moments
+from lib.samplers import BATCH_BYTES, TeacherLike, sample_contexts, sample_task_set
+from lib.teachers import as_link, gaussian_equivalent_ridge, teacher_moments
 
 __all__ = [
     "bayes_ridge_predict",
@@ -59,21 +61,6 @@ def _context_size(d: Any, alpha: Any) -> tuple[int, float, int]:
             f"alpha must be at least 1/d = {1.0 / d:g} here"
         )
     return d, alpha, ell
-
-
-def _check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)`` and return float arrays."""
-    X = check_real("X", X)
-    y = check_real("y", y)
-    x_query = check_real("x_query", x_query)
-    if X.ndim != 3 or min(X.shape) < 1:
-        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
-    n, ell, d = X.shape
-    if y.shape != (n, ell):
-        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
-    if x_query.shape != (n, d):
-        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
-    return X, y, x_query
 
 
 #: :func:`bayes_ridge_predict` solves with a filtered SVD when ``rho`` is below this
@@ -133,8 +120,8 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     Used in: chapter 3 (task diversity: the generalizing baseline), chapter 5 (nonlinear
     teachers).
     """
-    X, y, x_query = _check_contexts(X, y, x_query)
-    return np.einsum("nd,nd->n", x_query, _ridge_weights(X, y, _check_rho(rho)))
+    X, y, x_query = check_contexts(X, y, x_query)
+    return np.einsum("nd,nd->n", x_query, _ridge_weights(X, y, check_rho(rho)))
 
 
 def _ridge_weights(X: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
@@ -205,19 +192,19 @@ def dmmse_predict(
 
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    X, y, x_query = _check_contexts(X, y, x_query)
+    X, y, x_query = check_contexts(X, y, x_query)
     n, ell, d = X.shape
-    tasks = _check_tasks(tasks, d)
+    tasks = check_tasks(tasks, d)
     if tasks is None:
         raise ValueError("tasks must be a (k, d) array for dMMSE (the finite prior); got None")
-    rho = _check_rho(rho)
-    f = _resolve(teacher)
+    rho = check_rho(rho)
+    f = as_link(teacher)
     k = tasks.shape[0]
     batch = max(1, BATCH_BYTES // (8 * 3 * (ell + 1) * k))
     out = np.empty(n)
     for start in range(0, n, batch):
         sl = slice(start, min(n, start + batch))
-        fX = _apply_teacher(f, X[sl] @ tasks.T)  # (b, ell, k)
+        fX = check_teacher_values(f, X[sl] @ tasks.T)  # (b, ell, k)
         fX -= y[sl][..., None]
         rss = np.einsum("blk,blk->bk", fX, fX)  # sum_i (y_i - f(x_i^T w_j))^2
         if rho > 0.0:
@@ -228,7 +215,7 @@ def dmmse_predict(
         else:
             pi = (rss == rss.min(axis=1, keepdims=True)).astype(float)
             pi /= pi.sum(axis=1, keepdims=True)
-        fq = _apply_teacher(f, x_query[sl] @ tasks.T)  # (b, k)
+        fq = check_teacher_values(f, x_query[sl] @ tasks.T)  # (b, k)
         out[sl] = np.einsum("bk,bk->b", pi, fq)
     return out
 
@@ -302,10 +289,9 @@ def baseline_errors(
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
     d, alpha, ell = _context_size(d, alpha)
-    prior_tasks = _check_tasks(prior_tasks, d, "prior_tasks")
-    rho = _check_rho(rho)
-    if not isinstance(setting, str) or setting not in _SETTINGS:
-        raise ValueError(f"setting must be one of {_SETTINGS}; got {setting!r}")
+    prior_tasks = check_tasks(prior_tasks, d, "prior_tasks")
+    rho = check_rho(rho)
+    check_choice("setting", setting, _SETTINGS)
     n_test = check_int("n_test", n_test, low=2)
     if which is None:
         which = _BASELINES if prior_tasks is not None else ("bayes",)
@@ -313,13 +299,12 @@ def baseline_errors(
         which = (which,)
     which = tuple(which)
     for name in which:
-        if name not in _BASELINES:
-            raise ValueError(f"which must contain only names from {_BASELINES}; got {name!r}")
+        check_choice("which (each name)", name, _BASELINES)
     if not which:
         raise ValueError("which must name at least one predictor; got an empty collection")
     if "dmmse" in which and prior_tasks is None:
         raise ValueError("which includes 'dmmse' but prior_tasks is None: dMMSE needs a finite task set")
-    f = _resolve(teacher)
+    f = as_link(teacher)
     rng = as_rng(rng)
 
     test_tasks = prior_tasks if setting == "idg" else None
@@ -386,8 +371,8 @@ def gaussian_equivalent_predict(
     Used in: chapter 5 (task diversity: the generalizing baseline).
     """
 
-    X, y, x_query = _check_contexts(X, y, x_query)
-    c, ridge = gaussian_equivalent_ridge(teacher, _check_rho(rho), intercept=intercept)
+    X, y, x_query = check_contexts(X, y, x_query)
+    c, ridge = gaussian_equivalent_ridge(teacher, check_rho(rho), intercept=intercept)
     if not np.isfinite(ridge):
         return np.full(X.shape[0], c)
     return c + bayes_ridge_predict(X, y - c, x_query, ridge)
@@ -456,17 +441,17 @@ def context_ridge_errors(
     Used in: :doc:`task diversity </book/regimes/task_diversity>`.
     """
     d, alpha, ell = _context_size(d, alpha)
-    rho = _check_rho(rho)
+    rho = check_rho(rho)
     n_test = check_int("n_test", n_test, low=2)
     if not isinstance(exact_query, (bool, np.bool_)):
         raise TypeError(f"exact_query must be True or False; got {exact_query!r}")
-    a0, a1, ef2 = teacher_moments(teacher)
+    f = as_link(teacher)
+    a0, a1, ef2 = teacher_moments(f)
     twins = {
         "ridge": (0.0, rho),
-        "ge": gaussian_equivalent_ridge(teacher, rho, intercept=False),
-        "ge_intercept": gaussian_equivalent_ridge(teacher, rho),
+        "ge": gaussian_equivalent_ridge(f, rho, intercept=False),
+        "ge_intercept": gaussian_equivalent_ridge(f, rho),
     }
-    f = _resolve(teacher)
     rng = as_rng(rng)
     batch = max(1, BATCH_BYTES // (8 * 3 * ell * (d + 1)))
     names = ("ridge", "ge", "ge_intercept")

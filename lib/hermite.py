@@ -177,9 +177,28 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Gaussian integrals of a user function
 # --------------------------------------------------------------------------------------
-def _gaussian_integrals(f: Callable, degree: int) -> tuple[np.ndarray, float]:
-    """``(a_0..a_degree, E[f^2])`` by adaptive Gauss-Kronrod cubature (degree -1: none)."""
-    _probe(f)
+def gaussian_integrals(f: Callable, degree: int, *, probed: bool = False) -> tuple[np.ndarray, float]:
+    """``(a_0..a_degree, E[f^2])`` by adaptive Gauss-Kronrod cubature (degree -1: none).
+
+    Parameters
+    ----------
+    f : callable
+        A vectorized function (not checked: the callers have).
+    degree : int
+        Highest coefficient index (``-1``: only ``E[f^2]``).
+    probed : bool, keyword-only
+        Whether ``f`` has already passed :func:`lib.quadrature.probe` (a ``Link`` made by
+        :func:`lib.teachers.as_link` has); otherwise it is probed first.
+
+    Returns
+    -------
+    coefficients : numpy.ndarray, shape (degree + 1,)
+        :math:`a_0, \\dots, a_{\\mathrm{degree}}`.
+    ef2 : float
+        :math:`E[f(z)^2]`.
+    """
+    if not probed:
+        _probe(f)
     root_phi_norm = (2.0 * math.pi) ** -0.25
 
     def integrand(x: np.ndarray) -> np.ndarray:
@@ -275,7 +294,7 @@ def coefficients(f: Callable, degree: int) -> np.ndarray:
     degree = _check_degree(degree)
     if isinstance(f, Link):
         return f.coefficients(degree)
-    return _gaussian_integrals(f, degree)[0]
+    return gaussian_integrals(f, degree)[0]
 
 
 def second_moment(f: Callable) -> float:
@@ -298,7 +317,7 @@ def second_moment(f: Callable) -> float:
     f = _check_f(f)
     if isinstance(f, Link):
         return f.second_moment
-    return _gaussian_integrals(f, -1)[1]
+    return gaussian_integrals(f, -1)[1]
 
 
 def linear_coefficient(f: Callable) -> float:
@@ -461,7 +480,7 @@ class Link:
             return np.asarray(self.closed_form(degree), dtype=float).copy()
         cached = self._cache.get("coefficients")
         if cached is None or cached.size <= degree:
-            cached, ef2 = _gaussian_integrals(self.f, max(degree, 40))
+            cached, ef2 = gaussian_integrals(self.f, max(degree, 40), probed=self._cache.get("probed", False))
             self._cache["coefficients"] = cached
             self._cache.setdefault("second_moment", ef2)
         return cached[: degree + 1].copy()
@@ -472,7 +491,7 @@ class Link:
         if self.closed_second_moment is not None:
             return float(self.closed_second_moment)
         if "second_moment" not in self._cache:
-            self._cache["second_moment"] = _gaussian_integrals(self.f, -1)[1]
+            self._cache["second_moment"] = gaussian_integrals(self.f, -1, probed=self._cache.get("probed", False))[1]
         return float(self._cache["second_moment"])
 
 

@@ -24,7 +24,17 @@ from scipy import integrate, special
 
 from lib._checks import check_int, check_vectorized
 
-__all__ = ["gauss_hermite", "call_f", "probe", "probe_fourth_moment", "integrate_pieces", "PHI0", "ATOL", "RTOL"]
+__all__ = [
+    "gauss_hermite",
+    "call_f",
+    "probe",
+    "probe_fourth_moment",
+    "integrate_pieces",
+    "PROBE_GRID",
+    "PHI0",
+    "ATOL",
+    "RTOL",
+]
 
 PHI0 = 1.0 / math.sqrt(2.0 * math.pi)  # phi(0)
 _HALF_WIDTH = 36.0  # phi(36) ~ 1e-282: beyond it nothing square-integrable matters
@@ -34,7 +44,8 @@ RTOL = 1e-11
 _MAX_SUBDIVISIONS = 4000
 _TAIL_START = 30.0  # f^2 phi must be negligible beyond this |z|
 _TAIL_TOL = 1e-13
-_PROBE = np.unique(
+#: Where :func:`probe` evaluates ``f``: a fine grid of ``[-36, 36]`` plus a few points near 0.
+PROBE_GRID = _PROBE = np.unique(
     np.concatenate(
         [
             np.linspace(-_HALF_WIDTH, _HALF_WIDTH, 1441),
@@ -84,13 +95,22 @@ def call_f(f: Callable, z: np.ndarray) -> np.ndarray:
     return out.astype(float, copy=False)
 
 
-def probe(f: Callable) -> None:
+def probe(f: Callable) -> np.ndarray:
     """Cheap checks before integrating: finiteness, shape, and a decaying Gaussian tail.
+
+    ``f`` is called once, on the probe grid :data:`PROBE_GRID` (1450 points of
+    ``[-36, 36]``, including ``0`` and ``+-1e-9``).
 
     Parameters
     ----------
     f : callable
         The user's vectorized function ``f(z)``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (1450,)
+        ``f`` on the probe grid (pass it to :func:`probe_fourth_moment` to avoid a second
+        call).
 
     Raises
     ------
@@ -112,9 +132,10 @@ def probe(f: Callable) -> None:
             f"f(z)^2 phi(z) = {g[worst]:.3g} at z = {_PROBE[worst]:.3g} does not decay "
             "(E[f(z)^2] must be finite, with negligible mass beyond |z| = 30)"
         )
+    return fz
 
 
-def probe_fourth_moment(f: Callable) -> None:
+def probe_fourth_moment(f: Callable, values: np.ndarray | None = None) -> None:
     """Refuse a link whose fourth Gaussian moment diverges (the tail of f^4 phi does not decay).
 
     The equivalence theorem (chapter 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
@@ -126,13 +147,15 @@ def probe_fourth_moment(f: Callable) -> None:
     ----------
     f : callable
         The user's vectorized function ``f(z)``.
+    values : numpy.ndarray, optional
+        ``f`` on the probe grid, as returned by :func:`probe`; ``f`` is not called then.
 
     Raises
     ------
     ValueError
         If :math:`f^4 \\varphi` does not decay by ``|z| = 30``.
     """
-    fz = call_f(f, _PROBE)
+    fz = call_f(f, _PROBE) if values is None else values
     with np.errstate(divide="ignore"):
         log_g = 4.0 * np.log(np.abs(fz)) - 0.5 * _PROBE**2  # log(f^4 phi / phi(0))
     tail = np.abs(_PROBE) >= _TAIL_START

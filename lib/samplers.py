@@ -26,10 +26,19 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from lib._checks import as_rng, check_int, check_memory, check_param, check_real, check_vectorized
+from lib._checks import (
+    as_rng,
+    check_choice,
+    check_int,
+    check_memory,
+    check_param,
+    check_real,
+    check_rho,
+    check_tasks,
+    check_teacher_values,
+)
 from lib.hermite import Link
-from lib.quadrature import probe
-from lib.teachers import TeacherLike, resolve_teacher
+from lib.teachers import TeacherLike, as_link
 
 __all__ = [
     "Contexts",
@@ -101,60 +110,9 @@ class FeatureBatch(NamedTuple):
 # ----------------------------------------------------------------------------------------
 
 
-def _resolve(teacher: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """Turn ``teacher`` into a vectorized callable through :func:`lib.teachers.resolve_teacher`.
-
-    A user's callable is first probed as the theory probes it (``lib.quadrature.probe``:
-    finite values, the right shape, and :math:`f(z)^2\varphi(z)` decaying in the tails),
-    so that a teacher the theory refuses as not square-integrable (``exp(z**2)``) is
-    refused by the samplers too, before anything is drawn.
-    """
-
-    f = resolve_teacher(teacher)
-    if not isinstance(f, Link):
-        try:
-            probe(f)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"teacher: {exc}") from exc
-    return f
-
-
-def _check_rho(rho: Any) -> float:
-    return check_param("rho", rho, scalar=True)
-
-
-def _check_tasks(tasks: Any, d: int | None = None, name: str = "tasks") -> np.ndarray | None:
-    """Validate a task array of shape (k, d) with finite, non-zero rows (or None)."""
-    if tasks is None:
-        return None
-    arr = check_real(name, tasks)
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"{name} must be None or a 2-D array of shape (k, d) with k >= 1; got shape {arr.shape}")
-    if d is not None and arr.shape[1] != d:
-        raise ValueError(f"{name} must have d = {d} columns; got shape {arr.shape}")
-    if np.any(np.einsum("kd,kd->k", arr, arr) == 0.0):
-        raise ValueError(f"{name} must not contain a zero row (a task vector of norm 0)")
-    return arr
-
-
-def _check_method(method: Any) -> str:
-    if not isinstance(method, str) or method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
-    return method
-
-
-def _apply_teacher(f: Callable, z: np.ndarray) -> np.ndarray:
-    """Evaluate the teacher on ``z`` and check that it returns finite values of z's shape.
-
-    The result never shares memory with ``z`` (the identity teacher returns ``z`` itself),
-    so the caller may add noise to it in place.
-    """
-    return check_vectorized("teacher", f, z, what="its input (Gaussian inputs)")
-
-
 def _labels(f: Callable, z: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
     """``f(z) + sqrt(rho) eps`` without validation of rho; no draw at all when rho = 0."""
-    y = _apply_teacher(f, z)
+    y = check_teacher_values(f, z)
     if rho > 0.0:
         eps = rng.standard_normal(z.shape)
         eps *= np.sqrt(rho)
@@ -345,9 +303,8 @@ def sample_labels(z: Any, teacher: TeacherLike = None, rho: float = 0.0, rng: An
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     z = check_real("z", z)
-    rho = _check_rho(rho)
-    f = _resolve(teacher)
-    return _labels(f, z, rho, as_rng(rng))
+    rho = check_rho(rho)
+    return _labels(as_link(teacher), z, rho, as_rng(rng))
 
 
 # ----------------------------------------------------------------------------------------
@@ -407,16 +364,20 @@ def sample_contexts(
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
     ell = check_int("ell", ell, low=1)
-    tasks = _check_tasks(tasks, d)
-    rho = _check_rho(rho)
+    tasks = check_tasks(tasks, d)
+    rho = check_rho(rho)
     check_memory(
         f"sample_contexts(n={n}, d={d}, ell={ell})",
         contexts_peak_bytes(n, d, ell),
         "n, ell and d (the n x ell x d context tokens; use sample_features for large n)",
     )
-    f = _resolve(teacher)
-    rng = as_rng(rng)
+    return _contexts(n, d, ell, tasks, as_link(teacher), rho, as_rng(rng))
 
+
+def _contexts(
+    n: int, d: int, ell: int, tasks: np.ndarray | None, f: Link, rho: float, rng: np.random.Generator
+) -> Contexts:
+    """Worker of :func:`sample_contexts`: its arguments are already validated and resolved."""
     w = _pick_tasks(n, d, tasks, rng)
     X = rng.standard_normal((n, ell, d))
     X *= 1.0 / np.sqrt(d)
@@ -571,9 +532,9 @@ def sample_features(
     n = check_int("n", n, low=1)
     d = check_int("d", d, low=1)
     ell = check_int("ell", ell, low=1)
-    tasks = _check_tasks(tasks, d)
-    rho = _check_rho(rho)
-    method = _check_method(method)
+    tasks = check_tasks(tasks, d)
+    rho = check_rho(rho)
+    method = check_choice("method", method, _METHODS)
     if batch_size is None:
         batch_size = _default_batch_size(d, ell, method)
     else:
@@ -583,9 +544,52 @@ def sample_features(
         features_peak_bytes(n, d, ell, method, batch_size),
         "n and d (outputs of n x (2d + 2) numbers)",
     )
-    f = _resolve(teacher)
-    rng = as_rng(rng)
+    return sample_features_trusted(n, d, ell, tasks, as_link(teacher), rho, as_rng(rng), method, batch_size)
 
+
+def sample_features_trusted(
+    n: int,
+    d: int,
+    ell: int,
+    tasks: np.ndarray | None,
+    link: Link,
+    rho: float,
+    rng: np.random.Generator,
+    method: str = "sufficient",
+    batch_size: int | None = None,
+) -> FeatureBatch:
+    """The worker of :func:`sample_features`, for callers that validated every argument.
+
+    It checks nothing: :func:`sample_features` and :func:`lib.simulation.simulate` validate
+    their arguments once, resolve the teacher once (:func:`lib.teachers.as_link`, which
+    also probes a user's callable) and call this with the results, however many batches
+    they draw.
+
+    Parameters
+    ----------
+    n, d, ell : int
+        Number of contexts, dimension, context length (all >= 1).
+    tasks : numpy.ndarray of shape (k, d), or None
+        A validated task set.
+    link : Link
+        The resolved teacher.
+    rho : float
+        The validated label-noise variance.
+    rng : numpy.random.Generator
+        Random source.
+    method : {"sufficient", "direct"}
+        As in :func:`sample_features`.
+    batch_size : int or None
+        As in :func:`sample_features`.
+
+    Returns
+    -------
+    FeatureBatch
+        As :func:`sample_features`.
+    """
+    if batch_size is None:
+        batch_size = _default_batch_size(d, ell, method)
+    f = link
     queries = np.empty((n, d))
     features = np.empty((n, d + 1))
     targets = np.empty(n)
@@ -595,7 +599,7 @@ def sample_features(
         if method == "sufficient":
             xq, fe, yq = _sufficient_batch(b, d, ell, tasks, f, rho, rng)
         else:
-            ctx = sample_contexts(b, d, ell, tasks, f, rho, rng)
+            ctx = _contexts(b, d, ell, tasks, f, rho, rng)
             xq, fe, yq = ctx.x_query, context_features(ctx.X, ctx.y), ctx.y_query
         queries[start:stop] = xq
         features[start:stop] = fe

@@ -17,18 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from lib._checks import Progress, as_rng, check_int, check_memory, check_param, check_real
+from lib._checks import Progress, as_rng, check_choice, check_int, check_memory, check_param, check_real, check_rho
 from lib._checks import check_gamma as _check_gamma
+from lib._checks import check_tasks as _check_tasks
+from lib._ridge_solvers import _predict
 from lib.attention import (
     MC_BATCH,
     METHODS,
     N_TEST_DEFAULT,
-    _predict,
     exact_error,
     fit_gamma,
     fit_peak_bytes,
 )
-from lib.samplers import _resolve, features_peak_bytes, sample_features, sample_task_set
+from lib.hermite import Link
+from lib.samplers import features_peak_bytes, sample_features_trusted, sample_task_set
+from lib.teachers import as_link
 
 __all__ = ["SimulationResult", "mc_error", "mc_peak_bytes", "simulate_peak_bytes", "simulate", "simulate_many"]
 
@@ -102,22 +105,36 @@ def mc_error(
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = check_param("rho", rho, scalar=True)
+    tasks = _check_tasks(tasks, d)
+    rho = check_rho(rho)
     n_test = check_int("n_test", n_test, low=2)
-    step = MC_BATCH
     check_memory(
         f"mc_error(n_test={n_test}, d={d}, ell={ell})",
         mc_peak_bytes(n_test, d, ell),
         "d and ell (test contexts are drawn in batches of 20,000)",
     )
-    rng = as_rng(rng)
+    return _mc_error(gamma, ell, tasks, as_link(teacher), rho, n_test, as_rng(rng))
+
+
+def _mc_error(
+    gamma: np.ndarray,
+    ell: int,
+    tasks: np.ndarray | None,
+    link: Link,
+    rho: float,
+    n_test: int,
+    rng: np.random.Generator,
+) -> tuple[float, float]:
+    """Worker of :func:`mc_error`: every argument validated, the teacher resolved."""
+    d = gamma.shape[0]
+    step = MC_BATCH
     # Running mean and sum of squared deviations over the batches (Chan et al.'s pairwise
     # update), so n_test costs time, not memory.
     count, mean, m2 = 0, 0.0, 0.0
     progress = Progress(f"mc_error(n_test={n_test}, d={d}, ell={ell})", n_test)
     for s in range(0, n_test, step):
         b = min(step, n_test - s)
-        batch = sample_features(b, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
+        batch = sample_features_trusted(b, d, ell, tasks, link, rho, rng)
         err = (batch.targets - _predict(gamma, batch.queries, batch.features)) ** 2
         del batch
         bmean = float(err.mean())
@@ -338,17 +355,18 @@ def simulate(
     alpha = check_param("alpha", alpha, scalar=True)
     kappa = check_param("kappa", kappa, scalar=True)
     tau = check_param("tau", tau, scalar=True)
-    rho = check_param("rho", rho, scalar=True)
+    rho = check_rho(rho)
     lam = check_param("lam", lam, scalar=True)
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    method = check_choice("method", method, METHODS)
     if n_test is None:
         n_test = N_TEST_DEFAULT
     n_test = check_int("n_test", n_test, low=2)
     ell = _size("alpha", alpha, d, "ell")
     k = None if math.isinf(kappa) else _size("kappa", kappa, d, "k")
     n = _size("tau", tau, d, "n")
-    _resolve(teacher)  # refuses a bad teacher (e.g. not square-integrable) before sampling
+    # the one resolution of the teacher (a user's callable is probed here, once): a bad
+    # teacher (e.g. not square-integrable) is refused before anything is drawn
+    link = as_link(teacher)
     # name the argument behind the largest part of the estimate
     parts = {
         f"kappa (k = kappa d = {k or 0:,} tasks; kappa = inf needs no task set)": 16.0 * (k or 0) * d,
@@ -364,15 +382,15 @@ def simulate(
     rng = as_rng(rng)
 
     tasks = sample_task_set(d, kappa, rng)
-    batch = sample_features(n, d, ell, tasks, teacher=teacher, rho=rho, rng=rng)
+    batch = sample_features_trusted(n, d, ell, tasks, link, rho, rng)
     gamma, info = fit_gamma(batch.queries, batch.features, batch.targets, lam=lam, method=method, return_info=True)
     del batch
     if teacher is None:
         icl, icl_se = exact_error(gamma, ell, rho), 0.0
         idg, idg_se = (icl, 0.0) if tasks is None else (exact_error(gamma, ell, rho, tasks), 0.0)
     else:
-        icl, icl_se = mc_error(gamma, ell, None, teacher, rho, n_test, rng)
-        idg, idg_se = (icl, icl_se) if tasks is None else mc_error(gamma, ell, tasks, teacher, rho, n_test, rng)
+        icl, icl_se = _mc_error(gamma, ell, None, link, rho, n_test, rng)
+        idg, idg_se = (icl, icl_se) if tasks is None else _mc_error(gamma, ell, tasks, link, rho, n_test, rng)
     out = SimulationResult(
         {
             "icl": icl,

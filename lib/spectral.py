@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from lib._checks import check_int, check_real, check_vectorized
-from lib.baselines import _check_contexts
+from lib._checks import check_contexts, check_int, check_real, check_rho, check_vectorized
 from lib.hermite import coefficients, hermite_functions
-from lib.samplers import BATCH_BYTES, _check_rho
-from lib.teachers import TeacherLike, resolve_teacher, teacher_moments
+from lib.samplers import BATCH_BYTES
+from lib.teachers import TeacherLike, as_link, teacher_moments
 from lib.theory.spectral import (
     SPECTRAL_ALPHA_MAX,
     SPECTRAL_CLIP,
@@ -38,8 +37,7 @@ from lib.theory.spectral import (
     SPECTRAL_Y_POINTS,
     SPECTRAL_Z_MAX,
     SPECTRAL_Z_POINTS,
-    _check_preprocess,
-    _standardized_preprocess,
+    check_preprocess,
     floor_crossing,
     optimal_preprocess,
     posterior_second_moment,
@@ -49,6 +47,7 @@ from lib.theory.spectral import (
     spectral_psi_phi,
     spectral_threshold,
     spectral_threshold_spread,
+    standardized_preprocess,
     truncated_preprocess,
     weak_recovery_threshold,
 )
@@ -124,12 +123,12 @@ def spectral_preprocess(y: Any, preprocess: Any = None) -> np.ndarray:
     y = check_real("y", y)
     if y.ndim != 2 or min(y.shape) < 1:
         raise ValueError(f"y must have shape (n, ell) with n, ell >= 1; got shape {y.shape}")
-    pre = _check_preprocess(preprocess)
+    pre = check_preprocess(preprocess)
     if callable(pre):
         return check_vectorized("preprocess", pre, y.copy(), what="the labels")
     sd = y.std(axis=1, keepdims=True)
     u = (y - y.mean(axis=1, keepdims=True)) / np.where(sd > 0.0, sd, 1.0)
-    return _standardized_preprocess(pre)(u)
+    return standardized_preprocess(pre)(u)
 
 
 def spectral_direction(X: Any, y: Any, preprocess: Any = None) -> np.ndarray:
@@ -311,7 +310,7 @@ def spectral_predict(
     Used in: chapter 6 (beyond linear attention).
     """
 
-    X, y, x_query = _check_contexts(X, y, x_query)
+    X, y, x_query = check_contexts(X, y, x_query)
     _, ell, d = X.shape
     degree = check_int("degree", degree, low=0)
     if link is not None and not callable(link):
@@ -388,8 +387,9 @@ def spectral_test_error(
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
 
-    rho = _check_rho(rho)
-    ef2 = teacher_moments(teacher)[2]  # validates the teacher first, naming it
+    rho = check_rho(rho)
+    link = as_link(teacher)
+    ef2 = teacher_moments(link)[2]  # validates the teacher first, naming it
     w_hat, coef = spectral_fit(X, y, preprocess, degree=degree)
     w = check_real("w", w)
     if w.shape != w_hat.shape:
@@ -403,7 +403,7 @@ def spectral_test_error(
         given = np.asarray(teacher, dtype=float)[: a.size]
         a[: given.size] = given
     else:
-        a = coefficients(resolve_teacher(teacher), coef.shape[1] - 1)
+        a = coefficients(link, coef.shape[1] - 1)
     powers = c[:, None] ** np.arange(coef.shape[1])[None, :]
     err = rho + ef2 - 2.0 * np.einsum("nk,k,nk->n", coef, a, powers) + np.sum(coef**2, axis=1)
     return (err, c) if return_cosine else err

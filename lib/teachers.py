@@ -26,21 +26,18 @@ from typing import Any, Callable, NamedTuple, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_param, check_real
+from lib._checks import check_param, check_real, check_rho
 from lib._checks import scalar_or_array as _out
 from lib.hermite import (
     LINKS,
     Link,
-    _check_f,
-    _fixed,
-    _gaussian_integrals,
+    gaussian_integrals,
     get_link,
-    linear_coefficient,
     pad_coefficients,
     partial_sum,
     second_moment,
 )
-from lib.quadrature import probe_fourth_moment
+from lib.quadrature import probe, probe_fourth_moment
 
 __all__ = [
     "TeacherLike",
@@ -58,6 +55,8 @@ __all__ = [
     "remainder",
     "A1_ZERO_RTOL",
     "A1_ZERO_ATOL",
+    "a1_is_zero",
+    "rho_nl_from_moments",
 ]
 
 #: Every way of naming a teacher that :func:`as_link` accepts: ``None`` (linear), a name
@@ -100,7 +99,9 @@ def as_link(teacher: TeacherLike = None) -> Link:
     teacher : None, str, Link, callable or array_like of shape (M + 1,)
         ``None`` is the linear teacher :math:`f(z) = z`; a string is a key of
         :data:`~lib.hermite.LINKS`; a ``Link`` is returned unchanged; another callable
-        ``f(z)`` is wrapped (its integrals computed numerically when needed); a 1-D array
+        ``f(z)`` is probed once (:func:`lib.quadrature.probe`: finite values of the right
+        shape, a decaying Gaussian tail of ``f^2``) and wrapped (its integrals computed
+        numerically when needed, without probing it again); a 1-D array
         gives the coefficients :math:`a_0, \dots, a_M` of
         :math:`f = \sum_m a_m h_m` (closed-form coefficients and :math:`E f^2 = \sum_m a_m^2`).
 
@@ -114,7 +115,8 @@ def as_link(teacher: TeacherLike = None) -> Link:
     TypeError
         For any other type.
     ValueError
-        For an unknown name, a coefficient array that is not 1-D and non-empty, or
+        For an unknown name, a callable that fails the probe (not vectorized, non-finite
+        values, not square-integrable), a coefficient array that is not 1-D and non-empty, or
         coefficients whose :math:`\sum_m a_m^2` overflows (is not finite in floating
         point).
 
@@ -141,8 +143,12 @@ def as_link(teacher: TeacherLike = None) -> Link:
         except ValueError:
             raise ValueError(f"teacher must be one of {sorted(LINKS)}; got {teacher!r}") from None
     if callable(teacher):
+        try:
+            values = probe(teacher)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"teacher: {exc}") from exc
         link = Link(getattr(teacher, "__name__", "f"), teacher, r"$f$", description="a teacher given as a callable")
-        link._cache["user_callable"] = True
+        link._cache.update(user_callable=True, probed=True, probe_values=values)
         return link
     a = _as_coefficient_array(teacher)
     if a is not None:
@@ -175,6 +181,9 @@ def as_link(teacher: TeacherLike = None) -> Link:
 def resolve_teacher(teacher: Any = None) -> Callable[[np.ndarray], np.ndarray]:
     """Turn any way of naming a teacher into a vectorized callable ``f``.
 
+    A thin alias of :func:`as_link` (which does all the checking, and probes a user's
+    callable once) that hands a user's callable back unchanged instead of its ``Link``.
+
     Parameters
     ----------
     teacher : None, str, Link, callable or array_like of shape (M + 1,)
@@ -197,9 +206,8 @@ def resolve_teacher(teacher: Any = None) -> Callable[[np.ndarray], np.ndarray]:
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     Through other functions of ``lib``: every chapter.
     """
-    if callable(teacher) and not isinstance(teacher, Link):
-        return teacher
-    return as_link(teacher)
+    link = as_link(teacher)
+    return teacher if link._cache.get("user_callable") else link
 
 
 def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
@@ -239,8 +247,8 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     if moments is None:
         if link._cache.get("user_callable"):
             try:
-                probe_fourth_moment(link.f)
-                a01, ef2 = _gaussian_integrals(link.f, 1)
+                probe_fourth_moment(link.f, link._cache.get("probe_values"))
+                a01, ef2 = gaussian_integrals(link.f, 1, probed=True)
             except (ValueError, TypeError) as exc:  # name the argument: the teacher
                 raise type(exc)(f"teacher (the link f): {exc}") from exc
         else:
@@ -286,13 +294,14 @@ def gaussian_equivalent(teacher: Any, rho: float) -> tuple[Link, float]:
     Used in: :doc:`the equivalence theorem </book/equivalence/theorem>`,
     :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    rho = check_param("rho", rho, scalar=True)
-    a0, a1, ef2 = teacher_moments(teacher)
+    rho = check_rho(rho)
+    link = as_link(teacher)
+    a0, a1, ef2 = teacher_moments(link)
     extra = ef2 - a0**2 - a1**2
     if -1e-12 * max(1.0, ef2) < extra < 0.0:
         extra = 0.0
     if teacher is None or isinstance(teacher, str):
-        name = resolve_teacher(teacher).name
+        name = link.name
     else:
         name = getattr(teacher, "name", getattr(teacher, "__name__", "teacher"))
 
@@ -304,7 +313,7 @@ def gaussian_equivalent(teacher: Any, rho: float) -> tuple[Link, float]:
         affine,
         rf"${a0:.3g} + {a1:.3g}\,z$",
         description=f"Gaussian-equivalent linear teacher of {name}",
-        closed_form=_fixed([a0, a1]),
+        closed_form=lambda degree: pad_coefficients([a0, a1], degree),
         closed_second_moment=a0**2 + a1**2,
     )
     return g, rho + extra
@@ -378,14 +387,14 @@ def label_moments(teacher: Any, rho: float) -> LabelMoments:
     >>> [round(v, 8) for v in m]
     [1.0, 1.0, 3.0, 3.0]
     """
-    rho = check_param("rho", rho, scalar=True)
-    teacher_moments(teacher)  # validates the teacher, naming it
-    f = resolve_teacher(teacher)
-    ef2 = second_moment(f)
+    rho = check_rho(rho)
+    link = as_link(teacher)
+    _, a1, ef2 = teacher_moments(link)  # validates the teacher (finite fourth moment), naming it
+    f = link.f
     ef2z2 = second_moment(lambda z: f(z) * np.asarray(z, dtype=float))
     ef4 = second_moment(lambda z: f(z) ** 2)
     return LabelMoments(
-        eyz=linear_coefficient(f),
+        eyz=a1,
         ey2=ef2 + rho,
         ey2z2=ef2z2 + rho,
         ey4=ef4 + 6.0 * rho * ef2 + 3.0 * rho**2,
@@ -416,9 +425,8 @@ def remainder(f: Callable) -> Link:
     Used in: :doc:`Hermite basics </book/hermite/basics>`,
     :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
-    f = _check_f(f)
-    parent = f if isinstance(f, Link) else Link(getattr(f, "__name__", "f"), f, r"$f$")
-    a1 = linear_coefficient(parent)
+    parent = as_link(f)
+    a1 = float(parent.coefficients(1)[1])
 
     def f_perp(z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, dtype=float)
@@ -447,19 +455,38 @@ def remainder(f: Callable) -> Link:
 # --------------------------------------------------------------------------------------
 # effective noise and the Gaussian-equivalent ridge
 # --------------------------------------------------------------------------------------
-def _a1_is_zero(a1: float, ef2: float) -> bool:
-    """The documented test for a vanishing linear Hermite coefficient."""
+def a1_is_zero(a1: float, ef2: float) -> bool:
+    """The documented test for a vanishing linear Hermite coefficient.
+
+    Parameters
+    ----------
+    a1, ef2 : float
+        :math:`a_1` and :math:`E f^2` of a teacher (:func:`teacher_moments`).
+
+    Returns
+    -------
+    bool
+        Whether :math:`|a_1| \\le` ``A1_ZERO_RTOL`` :math:`\\sqrt{E f^2}` ``+ A1_ZERO_ATOL``.
+    """
     return abs(a1) <= A1_ZERO_RTOL * np.sqrt(max(ef2, 0.0)) + A1_ZERO_ATOL
 
 
-def _moments(teacher: Any) -> tuple[float, float, float]:
-    """(a0, a1, E f^2) of a teacher, through :func:`lib.teachers.teacher_moments`."""
-    a0, a1, ef2 = teacher_moments(teacher)
-    return float(a0), float(a1), float(ef2)
+def rho_nl_from_moments(rho: np.ndarray, a1: float, ef2: float) -> np.ndarray:
+    """:math:`\\rho_{nl} = \\rho + E f^2 - a_1^2` from validated values (no checks).
 
+    Parameters
+    ----------
+    rho : float or numpy.ndarray
+        Validated label-noise variance.
+    a1, ef2 : float
+        :math:`a_1` and :math:`E f^2` (:func:`teacher_moments`).
 
-def _rho_nl(rho: np.ndarray, a1: float, ef2: float) -> np.ndarray:
-    # E f^2 >= a1^2 (Bessel); clip the rounding error of numerically computed moments.
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\\rho_{nl}`; :math:`E f^2 \\ge a_1^2` (Bessel), so the rounding error of
+        numerically computed moments is clipped.
+    """
     return rho + max(ef2 - a1 * a1, 0.0)
 
 
@@ -500,8 +527,8 @@ def effective_noise(teacher: Any, rho: ArrayLike) -> float | np.ndarray:
     :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     rho = check_param("rho", rho)
-    _, a1, ef2 = _moments(teacher)
-    return _out(_rho_nl(rho, a1, ef2))
+    _, a1, ef2 = teacher_moments(teacher)
+    return _out(rho_nl_from_moments(rho, a1, ef2))
 
 
 def gaussian_equivalent_ridge(teacher: Any, rho: ArrayLike, *, intercept: bool = True) -> tuple[Any, Any]:
@@ -543,8 +570,8 @@ def gaussian_equivalent_ridge(teacher: Any, rho: ArrayLike, *, intercept: bool =
     rho = check_param("rho", rho)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"intercept must be True or False; got {intercept!r}")
-    a0, a1, ef2 = _moments(teacher)
+    a0, a1, ef2 = teacher_moments(teacher)
     c = a0 if intercept else 0.0
-    s2 = _rho_nl(rho, a1, ef2) - 2.0 * c * a0 + c * c
-    ridge = np.inf * np.ones_like(s2) if _a1_is_zero(a1, ef2) else s2 / (a1 * a1)
+    s2 = rho_nl_from_moments(rho, a1, ef2) - 2.0 * c * a0 + c * c
+    ridge = np.inf * np.ones_like(s2) if a1_is_zero(a1, ef2) else s2 / (a1 * a1)
     return float(c), _out(np.asarray(ridge, dtype=float))

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 
 from lib import plotting, spectral, teachers, theory
-from lib._checks import check_int, check_param, check_range, check_scalar
+from lib._checks import check_choice, check_int, check_param, check_range, check_scalar
 from lib.hermite import LINKS, MAX_DEGREE, Link, get_link
 from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
 from lib.spectral import SPECTRAL_PREPROCESSINGS
@@ -501,9 +501,9 @@ SPECTRAL_SLIDER_RANGE = (10.0**-0.5, 10.0**1.7)
 
 def _preprocess_name(preprocess: Any) -> str:
     """A built-in preprocessing name for the drop-down."""
-    if not isinstance(preprocess, str) or preprocess.strip().lower() not in SPECTRAL_PREPROCESSINGS:
-        raise ValueError(f"preprocess must be one of {SPECTRAL_PREPROCESSINGS}; got {preprocess!r}")
-    return preprocess.strip().lower()
+    if not isinstance(preprocess, str):
+        check_choice("preprocess", preprocess, SPECTRAL_PREPROCESSINGS)
+    return check_choice("preprocess", preprocess.strip().lower(), SPECTRAL_PREPROCESSINGS)
 
 
 def spectral_figure(

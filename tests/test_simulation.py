@@ -350,13 +350,13 @@ def test_mc_error_pools_batches_with_different_means(monkeypatch):
     gen = np.random.default_rng(0)
     errs = []
 
-    def fake_features(b, d, ell, tasks, teacher=None, rho=0.0, rng=None):
+    def fake_features(b, d, ell, tasks, link, rho, rng):
         y = gen.normal(size=b) + 3.0 * len(errs)  # batch j centred at 3 j
         errs.append(y**2)
         return SimpleNamespace(queries=np.zeros((b, d)), features=np.zeros((b, d + 1)), targets=y)
 
     monkeypatch.setattr(lib.simulation, "MC_BATCH", 10)
-    monkeypatch.setattr(lib.simulation, "sample_features", fake_features)
+    monkeypatch.setattr(lib.simulation, "sample_features_trusted", fake_features)
     mean, se = mc_error(np.zeros((d, d + 1)), ell, None, "relu", 0.1, n_test, rng=0)
     e = np.concatenate(errs)
     assert [x.size for x in errs] == [10, 10, 10, 5]
@@ -373,3 +373,49 @@ def test_simulation_result_is_a_dict_with_attributes():
     assert "icl" in dir(out)
     with pytest.raises(AttributeError, match="no field 'nope'"):
         out.nope
+
+
+def test_simulate_resolves_the_teacher_and_checks_rho_once(monkeypatch):
+    # How we count. The teacher is a callable that records each call. A *probe* is the
+    # call on lib.quadrature.PROBE_GRID (the 1450-point grid the validation evaluates a
+    # user's callable on, recognizable by its exact values); every other call is a *use*
+    # (labels of the pretraining and test contexts), which the simulation needs. The rho
+    # validator lib._checks.check_rho is replaced, in every lib module that imported it,
+    # by a counting wrapper. One simulate call must probe once and check rho once, however
+    # many inner functions (sampler, Monte Carlo test, batches) use the teacher.
+    import sys
+
+    import lib._checks
+    from lib.quadrature import PROBE_GRID
+
+    calls = {"probe": 0, "use": 0, "rho": 0}
+
+    def teacher(z):
+        z = np.asarray(z)
+        probing = z.shape == PROBE_GRID.shape and np.array_equal(z, PROBE_GRID)
+        calls["probe" if probing else "use"] += 1
+        return np.tanh(z)
+
+    real = lib._checks.check_rho
+
+    def counting_check_rho(rho):
+        calls["rho"] += 1
+        return real(rho)
+
+    patched = [m for name, m in sys.modules.items() if name.startswith("lib") and getattr(m, "check_rho", None) is real]
+    assert lib.simulation in patched and lib.samplers in patched
+    for module in patched:
+        monkeypatch.setattr(module, "check_rho", counting_check_rho)
+
+    monkeypatch.setattr(lib.simulation, "MC_BATCH", 200)  # several test batches
+    out = simulate(6, 2.0, 1.0, 2.0, 0.1, teacher=teacher, rng=0, n_test=500)
+    assert np.isfinite(out.icl) and np.isfinite(out.idg)
+    assert calls["probe"] == 1
+    assert calls["rho"] == 1
+    # pretraining (contexts + queries), then ICL and IDG tests in 3 batches each
+    assert calls["use"] == 2 + 2 * 3 * 2
+
+    for key in calls:
+        calls[key] = 0
+    simulate(6, 2.0, np.inf, 2.0, 0.1, teacher="relu", rng=0, n_test=500)
+    assert calls == {"probe": 0, "use": 0, "rho": 1}

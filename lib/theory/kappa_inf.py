@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from lib._checks import check_param, check_real, check_result
 from lib._checks import scalar_or_array as _out
-from lib.teachers import _moments, _rho_nl
+from lib.teachers import rho_nl_from_moments, teacher_moments
 from lib.theory.marchenko_pastur import M_kappa, dM_kappa
 
 __all__ = ["kappa_inf_floor", "kappa_inf_ridgeless_error", "kappa_inf_optimal_lambda", "context_ridge_error"]
@@ -237,9 +237,9 @@ def context_ridge_error(
     ridge = check_param("ridge", ridge)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"intercept must be True or False; got {intercept!r}")
-    a0, a1, ef2 = _moments(teacher)
+    a0, a1, ef2 = teacher_moments(teacher)
     c = a0 if intercept else 0.0
-    s2 = _rho_nl(rho, a1, ef2) - 2.0 * c * a0 + c * c
+    s2 = rho_nl_from_moments(rho, a1, ef2) - 2.0 * c * a0 + c * c
     x = ridge / alpha
     m, dm = np.asarray(M_kappa(x, alpha)), np.asarray(dM_kappa(x, alpha))
     with np.errstate(over="ignore", invalid="ignore"):

@@ -21,7 +21,7 @@ from scipy.optimize import brentq
 
 from lib._checks import check_broadcast, check_gamma, check_int, check_param, check_scalar
 from lib._checks import scalar_or_array as _out
-from lib.teachers import _a1_is_zero, _moments, _rho_nl, label_moments
+from lib.teachers import a1_is_zero, label_moments, rho_nl_from_moments, teacher_moments
 from lib.theory.linear import _check_lam, _check_params, icl_error, idg_error, optimal_lambda
 
 __all__ = [
@@ -179,9 +179,9 @@ def nonlinear_icl_error(
     0.648485
     """
     alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam)
-    _, a1, ef2 = _moments(teacher)
-    rho_nl = _rho_nl(rho, a1, ef2)
-    if _a1_is_zero(a1, ef2):
+    _, a1, ef2 = teacher_moments(teacher)
+    rho_nl = rho_nl_from_moments(rho, a1, ef2)
+    if a1_is_zero(a1, ef2):
         shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape, lam.shape)
         return _out(np.broadcast_to(pure_noise_error(rho_nl, alpha, tau, lam), shape).copy())
     s = a1 * a1
@@ -225,9 +225,9 @@ def nonlinear_idg_error(
     :doc:`task diversity </book/regimes/task_diversity>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
-    _, a1, ef2 = _moments(teacher)
-    rho_nl = _rho_nl(rho, a1, ef2)
-    if _a1_is_zero(a1, ef2):
+    _, a1, ef2 = teacher_moments(teacher)
+    rho_nl = rho_nl_from_moments(rho, a1, ef2)
+    if a1_is_zero(a1, ef2):
         shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)
         return _out(np.broadcast_to(pure_noise_error(rho_nl, alpha, tau), shape).copy())
     s = a1 * a1
@@ -275,9 +275,9 @@ def nonlinear_optimal_lambda(
     :doc:`task diversity </book/regimes/task_diversity>`.
     """
     alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
-    _, a1, ef2 = _moments(teacher)
-    rho_nl = _rho_nl(rho, a1, ef2)
-    if _a1_is_zero(a1, ef2):
+    _, a1, ef2 = teacher_moments(teacher)
+    rho_nl = rho_nl_from_moments(rho, a1, ef2)
+    if a1_is_zero(a1, ef2):
         shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)
         return _out(np.full(shape, np.inf)), _out(np.broadcast_to(rho_nl, shape).copy())
     s = a1 * a1

@@ -29,6 +29,7 @@ from scipy.optimize import brentq
 from lib._checks import (
     RHO_MAX,
     check_callable,
+    check_choice,
     check_int,
     check_param,
     check_range,
@@ -39,7 +40,7 @@ from lib._checks import (
 from lib._checks import scalar_or_array as _out
 from lib.hermite import coefficients
 from lib.quadrature import gauss_hermite
-from lib.teachers import _moments, as_link, effective_noise, resolve_teacher
+from lib.teachers import as_link, effective_noise, resolve_teacher, teacher_moments
 
 __all__ = [
     "SPECTRAL_PREPROCESSINGS",
@@ -63,8 +64,19 @@ SPECTRAL_PREPROCESSINGS = ("tanh", "clip", "square")
 SPECTRAL_CLIP = 3.0
 
 
-def _standardized_preprocess(name: str) -> Any:
-    """The function ``u -> T(u)`` of a built-in preprocessing (on standardized labels)."""
+def standardized_preprocess(name: str) -> Any:
+    """The function ``u -> T(u)`` of a built-in preprocessing (on standardized labels).
+
+    Parameters
+    ----------
+    name : str
+        A validated name of :data:`SPECTRAL_PREPROCESSINGS` (from :func:`check_preprocess`).
+
+    Returns
+    -------
+    callable
+        ``T``, vectorized.
+    """
     if name == "tanh":
         return np.tanh
     if name == "clip":
@@ -72,17 +84,34 @@ def _standardized_preprocess(name: str) -> Any:
     return lambda u: np.minimum(u * u, SPECTRAL_CLIP**2)
 
 
-def _check_preprocess(preprocess: Any) -> Any:
-    """``None`` -> ``"tanh"``; a name of SPECTRAL_PREPROCESSINGS; or a callable."""
+def check_preprocess(preprocess: Any) -> Any:
+    """Validate a label preprocessing: ``None`` (``"tanh"``), a built-in name or a callable.
+
+    Parameters
+    ----------
+    preprocess : None, str or callable
+        ``None`` means ``"tanh"``; a name of :data:`SPECTRAL_PREPROCESSINGS` (case and
+        surrounding spaces ignored); or a vectorized callable ``T(y)``.
+
+    Returns
+    -------
+    str or callable
+        The lower-case name, or the callable.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    TypeError
+        For anything else.
+    """
     if preprocess is None:
         return "tanh"
     if isinstance(preprocess, str):
-        key = preprocess.strip().lower()
-        if key not in SPECTRAL_PREPROCESSINGS:
-            raise ValueError(
-                f"preprocess must be None, one of {SPECTRAL_PREPROCESSINGS} or a callable T(y); got {preprocess!r}"
-            )
-        return key
+        check_choice(
+            "preprocess", preprocess.strip().lower(), SPECTRAL_PREPROCESSINGS, hint=" (or None, or a callable T(y))"
+        )
+        return preprocess.strip().lower()
     if callable(preprocess):
         return preprocess
     raise TypeError(
@@ -146,7 +175,7 @@ class _SpectralLaw:
     ) -> None:
 
         f = resolve_teacher(teacher)
-        pre = _check_preprocess(preprocess)
+        pre = check_preprocess(preprocess)
         z, wz = gauss_hermite(nodes[0])
         if rho > 0.0:
             e, we = gauss_hermite(nodes[1])
@@ -160,10 +189,10 @@ class _SpectralLaw:
             t = check_vectorized("preprocess", pre, y.copy(), what="the labels")
             _check_bounded_above(pre, float(t[w > 1e-300].max()), float(np.abs(y).max()))
         else:
-            a0, _, ef2 = _moments(teacher)
+            a0, _, ef2 = teacher_moments(teacher)
             sd = np.sqrt(max(ef2 + rho - a0 * a0, 0.0))
             u = (y - a0) / sd if sd > 0.0 else np.zeros_like(y)
-            t = _standardized_preprocess(pre)(u)
+            t = standardized_preprocess(pre)(u)
         if t.shape != y.shape or not np.all(np.isfinite(t)):
             raise ValueError("preprocess must return finite values of the labels' shape")
         self.z2, self.t, self.w = zv * zv, t, w
@@ -228,7 +257,7 @@ class _SpectralLaw:
 
 def _check_spectral(teacher: Any, rho: Any) -> float:
     rho = check_param("rho", rho, scalar=True)
-    _moments(teacher)  # validates the teacher
+    teacher_moments(teacher)  # validates the teacher
     return rho
 
 
@@ -456,7 +485,7 @@ def spectral_error(
     """
 
     q = np.asarray(spectral_overlap(alpha, teacher, rho, preprocess), dtype=float)
-    _, _, ef2 = _moments(teacher)
+    _, _, ef2 = teacher_moments(teacher)
     if degree is not None:
         degree = check_int("degree", degree, low=0)
     kmax = 60 if degree is None else degree
@@ -523,7 +552,7 @@ def optimal_preprocess(teacher: Any, rho: float) -> Any:
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
-    _moments(teacher)
+    teacher_moments(teacher)
     m = _posterior_moment(teacher, rho, 2)
 
     def T(y: np.ndarray) -> np.ndarray:
@@ -562,7 +591,7 @@ def weak_recovery_threshold(teacher: Any, rho: float) -> float:
     """
 
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
-    _moments(teacher)  # validates the teacher (finite, vectorized, real)
+    teacher_moments(teacher)  # validates the teacher (finite, vectorized, real)
     f = resolve_teacher(teacher)
     z, wz = gauss_hermite(SPECTRAL_NODES_Z)
     e, we = gauss_hermite(SPECTRAL_NODES_NOISE)
@@ -604,7 +633,7 @@ def posterior_second_moment(teacher: Any, rho: float) -> Callable[[np.ndarray], 
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
-    _moments(teacher)  # validates the teacher
+    teacher_moments(teacher)  # validates the teacher
     return _posterior_moment(teacher, rho, 2)
 
 
