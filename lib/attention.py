@@ -31,8 +31,8 @@ import numpy as np
 
 from lib._checks import as_matrix as _as_matrix
 from lib._checks import check_batch as _check_batch
+from lib._checks import check_choice, check_int, check_memory, check_param, check_real, check_rho, check_scalar
 from lib._checks import check_gamma as _check_gamma
-from lib._checks import check_int, check_memory, check_param, check_real, check_scalar
 from lib._checks import check_unit_tasks as _check_unit_tasks
 from lib._limits import ConvergenceError, solve_rescaled
 from lib._ridge_solvers import _BATCH_BYTES, _fit_dense, _fit_dual, _fit_matfree, _predict
@@ -457,8 +457,7 @@ def fit_gamma(
         raise TypeError("targets must be an array of shape (n,) (the query labels); got None")
     X, F, y = _check_batch(queries, features, targets)
     lam = check_param("lam", lam, scalar=True)
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    check_choice("method", method, METHODS)
     rtol = check_scalar("rtol", rtol, low=0.0, low_open=True, high=1.0, high_open=True)
     maxiter = check_int("maxiter", maxiter, low=1)
     n, d = X.shape
@@ -534,7 +533,7 @@ def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    rho = check_param("rho", rho, scalar=True)
+    rho = check_rho(rho)
     alpha = ell / d
     G1, g2 = gamma[:, :d], gamma[:, d]
     if tasks is None:

@@ -47,7 +47,7 @@ import numpy as np
 from numpy.polynomial import hermite_e as _herme
 from scipy import special
 
-from lib._checks import check_callable, check_int, check_real, check_scalar
+from lib._checks import check_callable, check_choice, check_int, check_real, check_scalar
 from lib.quadrature import ATOL as _ATOL
 from lib.quadrature import PHI0 as _PHI0
 from lib.quadrature import RTOL as _RTOL
@@ -689,7 +689,7 @@ def get_link(name: str, *, argument: str = "name") -> Link:
         raise TypeError(f"{argument} must be a string naming a link; got {name!r}")
     key = name.strip().lower()
     if key not in LINKS:
-        raise ValueError(f"{argument} must be one of {sorted(LINKS)}; got {name!r}")
+        check_choice(argument, name, LINKS)  # raises, naming the value as given
     return LINKS[key]
 
 

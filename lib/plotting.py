@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lib import hermite, teachers, theory
-from lib._checks import check_int, check_param, check_range, check_scalar
+from lib._checks import check_choice, check_int, check_param, check_range, check_scalar
 
 __all__ = [
     "TEACHER_COLORS",
@@ -320,8 +320,7 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
     Used in: :doc:`learning curves </book/linear/learning_curves>`,
     :doc:`the equivalence theorem </book/equivalence/theorem>`.
     """
-    if axis not in ("x", "y", "both"):
-        raise ValueError(f"axis must be 'x', 'y' or 'both'; got {axis!r}")
+    check_choice("axis", axis, ("x", "y", "both"))
     for name in ("x", "y") if axis == "both" else (axis,):
         target = ax.xaxis if name == "x" else ax.yaxis
         target.set_major_locator(mpl.ticker.LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))

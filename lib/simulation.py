@@ -17,9 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from lib._checks import Progress, as_rng, check_choice, check_int, check_memory, check_param, check_real, check_rho
+from lib._checks import (
+    Progress,
+    as_rng,
+    check_choice,
+    check_int,
+    check_memory,
+    check_param,
+    check_real,
+    check_rho,
+    check_tasks,
+)
 from lib._checks import check_gamma as _check_gamma
-from lib._checks import check_tasks as _check_tasks
 from lib._ridge_solvers import _predict
 from lib.attention import (
     MC_BATCH,
@@ -105,7 +114,7 @@ def mc_error(
     gamma = _check_gamma(gamma)
     d = gamma.shape[0]
     ell = check_int("ell", ell, low=1)
-    tasks = _check_tasks(tasks, d)
+    tasks = check_tasks(tasks, d)
     rho = check_rho(rho)
     n_test = check_int("n_test", n_test, low=2)
     check_memory(

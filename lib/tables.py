@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from lib._checks import check_choice
+
 __all__ = ["markdown_table", "plus_minus", "changed_params"]
 
 _ALIGN = {"left": ":---", "right": "---:", "center": ":---:"}
@@ -104,9 +106,8 @@ def markdown_table(
         unknown = sorted(set(given) - set(names))
         if unknown:
             raise ValueError(f"{what} names columns that do not exist: {unknown}; columns are {names}")
-    bad = {n: a for n, a in aligns.items() if a not in _ALIGN}
-    if bad:
-        raise ValueError(f"align must be one of {sorted(_ALIGN)}; got {bad}")
+    for n, a in aligns.items():
+        check_choice("align" if isinstance(align, str) else f"align of column {n!r}", a, _ALIGN)
     lines = [
         "| " + " | ".join(_cell(n, None) for n in names) + " |",
         "| " + " | ".join(_ALIGN[aligns[n]] for n in names) + " |",

@@ -138,10 +138,7 @@ def as_link(teacher: TeacherLike = None) -> Link:
     if teacher is None:
         return LINKS["linear"]
     if isinstance(teacher, str):
-        try:
-            return get_link(teacher)
-        except ValueError:
-            raise ValueError(f"teacher must be one of {sorted(LINKS)}; got {teacher!r}") from None
+        return get_link(teacher, argument="teacher")
     if callable(teacher):
         try:
             values = probe(teacher)

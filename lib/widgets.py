@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 
 from lib import plotting, spectral, teachers, theory
-from lib._checks import check_choice, check_int, check_param, check_range, check_scalar
+from lib._checks import check_choice, check_int, check_param, check_range, check_rho, check_scalar
 from lib.hermite import LINKS, MAX_DEGREE, Link, get_link
 from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
 from lib.spectral import SPECTRAL_PREPROCESSINGS
@@ -100,8 +100,7 @@ def _teacher_name(teacher: Any, argument: str = "teacher") -> str:
     """A catalogue name for a drop-down (validated, lower case)."""
     if not isinstance(teacher, str):
         raise TypeError(f"{argument} must be a name in lib.hermite.LINKS; got {teacher!r}")
-    get_link(teacher, argument=argument)  # validates the name
-    return teacher.strip().lower()
+    return get_link(teacher, argument=argument).name  # the one name look-up
 
 
 def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) -> widgets.Widget:
@@ -602,7 +601,7 @@ def spectral_explorer(
 
     teacher, preprocess = _teacher_name(teacher), _preprocess_name(preprocess)
     alpha = _on_slider("alpha", alpha, SPECTRAL_SLIDER_RANGE[0], SPECTRAL_SLIDER_RANGE[1])
-    rho = check_param("rho", rho, scalar=True)
+    rho = check_rho(rho)
 
     def show(teacher: str, preprocess: str, alpha: float) -> None:
         spectral_figure(teacher, preprocess, alpha, rho)

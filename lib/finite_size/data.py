@@ -41,6 +41,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import _csvfile
+from .._checks import check_choice
 
 __all__ = ["COLUMNS", "DATA_DIR", "available_experiments", "load", "table", "summarize", "gap"]
 
@@ -106,11 +107,8 @@ def available_experiments(data_dir: str | Path | None = None) -> list[str]:
 
 def _path(experiment: Any, data_dir: str | Path | None) -> Path:
     available = available_experiments(data_dir)
-    if not isinstance(experiment, str) or experiment not in available:
-        raise ValueError(
-            f"experiment must be one of {available} (the files {_PREFIX}<experiment>.csv in "
-            f"{_dir(data_dir)}; `make data` regenerates them); got {experiment!r}"
-        )
+    hint = f" (the files {_PREFIX}<experiment>.csv in {_dir(data_dir)}; `make data` regenerates them)"
+    check_choice("experiment", experiment, available, hint=hint)
     return _dir(data_dir) / f"{_PREFIX}{experiment}.csv"
 
 
@@ -414,8 +412,7 @@ def gap(
     -----
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    if quantity not in ("icl", "idg"):
-        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    check_choice("quantity", quantity, ("icl", "idg"))
     if not (isinstance(variants, (tuple, list)) and len(variants) == 2 and all(isinstance(v, str) for v in variants)):
         raise ValueError(f"variants must be a pair of variant names such as ('teacher', 'gaussian'); got {variants!r}")
     if "variant" in filters:

@@ -79,7 +79,8 @@ class FiniteSizeFit(NamedTuple):
 # ----------------------------------------------------------------------------------------
 
 
-def _check_dims(d: Any) -> np.ndarray:
+def check_dims(d: Any) -> np.ndarray:
+    """The dimensions ``d`` of a fit: positive normal floats (shared with :mod:`.study`)."""
     d = check_real("d", d, low=0.0, low_open=True)
     if np.any(d < _TINY):
         raise ValueError(
@@ -103,7 +104,7 @@ def _unscale(name: str, value: float, log_factor: float, inputs: str) -> float:
     return math.copysign(math.exp(log_abs), value)
 
 
-def _wls(
+def weighted_least_squares(
     d: np.ndarray, e: np.ndarray, se: np.ndarray | None, powers: Sequence[float], names: Sequence[str], inputs: str
 ) -> tuple[list[float], list[float], float, dict[str, Any]]:
     """Weighted least squares of ``e = sum_j p_j d**-powers[j]``, computed on rescaled data.
@@ -160,7 +161,7 @@ def _wls(
 
 
 def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    d = _check_dims(d)
+    d = check_dims(d)
     e = check_real("e", e)
     if d.ndim != 1 or e.shape != d.shape:
         raise ValueError(f"d and e must be 1-D arrays of the same length; got shapes {d.shape} and {e.shape}")
@@ -250,7 +251,7 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     inputs = f"d = {d.tolist()}, power = {power}"
 
     # Linear weighted least squares for a fixed exponent (also the start of the free fit).
-    params, errs, chi2, sc = _wls(d, e, se, (0.0, b0), ("e_inf", "c"), inputs)
+    params, errs, chi2, sc = weighted_least_squares(d, e, se, (0.0, b0), ("e_inf", "c"), inputs)
     dof = int(d.size - n_params)
     if power is not None:
         b, b_se = power, 0.0
@@ -433,7 +434,7 @@ def extrapolate_quadratic(d: Any, e: Any, se: Any = None) -> QuadraticFit:
     (1.0, 2.0, 30.0)
     """
     d, e, se = _check_fit_input(d, e, se, 3)
-    coef, errs, chi2, _ = _wls(d, e, se, (0.0, 1.0, 2.0), ("e_inf", "c", "c2"), f"d = {d.tolist()}")
+    coef, errs, chi2, _ = weighted_least_squares(d, e, se, (0.0, 1.0, 2.0), ("e_inf", "c", "c2"), f"d = {d.tolist()}")
     dof = int(d.size - 3)
     if se is None:
         errs = [v * math.sqrt(chi2 / dof) for v in errs]

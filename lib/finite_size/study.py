@@ -11,9 +11,9 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import stats
 
-from lib._checks import check_int, check_real, check_scalar
+from lib._checks import check_choice, check_int, check_real, check_scalar
 from lib.finite_size.data import gap, summarize, table
-from lib.finite_size.fits import FiniteSizeFit, _check_dims, _wls, extrapolate
+from lib.finite_size.fits import FiniteSizeFit, check_dims, extrapolate, weighted_least_squares
 
 __all__ = [
     "OriginFit",
@@ -180,14 +180,14 @@ def slope_through_origin(d: Any, gap: Any, se: Any) -> OriginFit:
     >>> round(slope_through_origin(d, 1.5 / d, np.full(3, 1e-3)).c, 6)
     1.5
     """
-    d = _check_dims(d)
+    d = check_dims(d)
     g = check_real("gap", gap)
     se = check_real("se", se, low=0.0, low_open=True)
     if d.ndim != 1 or g.shape != d.shape or se.shape != d.shape:
         raise ValueError(f"d, gap and se must be 1-D of one length; got {d.shape}, {g.shape}, {se.shape}")
     if d.size < 2:
         raise ValueError(f"slope_through_origin needs at least 2 points; got d = {d.tolist()}")
-    (c,), (c_se,), chi2, _ = _wls(d, g, se, (1.0,), ("c",), f"d = {d.tolist()}, se = {se.tolist()}")
+    (c,), (c_se,), chi2, _ = weighted_least_squares(d, g, se, (1.0,), ("c",), f"d = {d.tolist()}, se = {se.tolist()}")
     dof = int(d.size - 1)
     return OriginFit(c, c_se, chi2, dof, float(stats.chi2.sf(chi2, dof)))
 
@@ -222,8 +222,7 @@ def extrapolate_summary(
     -----
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    if quantity not in ("icl", "idg"):
-        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    check_choice("quantity", quantity, ("icl", "idg"))
     d = np.asarray(summary["d"], dtype=float)
     keep = np.ones(d.shape, bool) if d_min is None else d >= check_scalar("d_min", d_min)
     e = np.asarray(summary[quantity], dtype=float)[keep]
@@ -282,8 +281,7 @@ def fits_for(
     -----
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
-    if quantity not in ("icl", "idg"):
-        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    check_choice("quantity", quantity, ("icl", "idg"))
     min_draws = int(check_int("min_draws", min_draws, low=1))
     if "variant" in filters:
         raise ValueError("fits_for takes the variants through `variants`, not a `variant` filter")

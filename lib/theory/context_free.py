@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, special, stats
 
-from lib._checks import check_int, check_scalar
+from lib._checks import check_choice, check_int, check_scalar
 from lib.hermite import LINKS
 from lib.quadrature import call_f, probe
 from lib.teachers import as_link, teacher_moments
@@ -234,8 +234,7 @@ def context_free_error(teacher: Any, d: int, rho: float, *, method: str = "auto"
     """
     d = check_int("d", d, low=2)
     rho = check_scalar("rho", rho, low=0.0)
-    if method not in ("auto", "quadrature"):
-        raise ValueError(f"method must be 'auto' or 'quadrature'; got {method!r}")
+    check_choice("method", method, ("auto", "quadrature"))
     link = as_link(teacher)
     if link._cache.get("user_callable"):
         try:

@@ -26,7 +26,7 @@ from scipy.optimize import elementwise
 
 from lib._checks import check_broadcast, check_param, check_real, check_result, check_scalar
 from lib._checks import scalar_or_array as _out
-from lib.theory.marchenko_pastur import _inv, _mp
+from lib.theory.marchenko_pastur import inverse_kappa, mp_transform
 
 __all__ = ["icl_error", "idg_error", "icl_limit", "ridge_epsilon", "optimal_lambda", "X_MAX", "RIDGE_MAX"]
 
@@ -44,10 +44,10 @@ X_MAX = 1e305
 RIDGE_MAX = 1e150
 
 
-_NO_LAM = object()  # _check_params without a ridge (None from a user is a bad lam)
+_NO_LAM = object()  # check_model_params without a ridge (None from a user is a bad lam)
 
 
-def _check_params(
+def check_model_params(
     alpha: Any, kappa: Any, tau: Any, rho: Any, lam: Any = _NO_LAM, *, lam_low_open: bool = False
 ) -> tuple[np.ndarray, ...]:
     r"""Validate the model parameters (and ``lam`` if given); kappa may be +inf.
@@ -87,7 +87,8 @@ def _check_params(
     return (alpha, kappa, tau, rho) if lam is None else (alpha, kappa, tau, rho, lam)
 
 
-def _check_lam(lam: Any) -> np.ndarray:
+def check_lam(lam: Any) -> np.ndarray:
+    """The ridge penalty ``lam`` in its range of :data:`lib._checks.PARAMETERS`."""
     return check_param("lam", lam)
 
 
@@ -104,7 +105,7 @@ def _icl_ridgeless_below(x, ik, tau, rho):
     :math:`T \approx 1/x^*`, loses no digits.
     """
     ikt = ik * tau
-    S = _mp(x, ikt)
+    S = mp_transform(x, ikt)
     T = _one_minus_nu_m(S, ikt)  # 1 - mu*
     bracket = T * (1.0 - tau * T) + rho * S  # rho mu*/x* = rho M
     return tau / (1.0 - tau) * ((1.0 + x) * bracket) - 2.0 * tau * T + 1.0 + rho
@@ -126,7 +127,7 @@ def _icl_ridgeless_above(x, ik, tau, rho):
     where :math:`x^* T \to 1` and :math:`x^*(k^* - 1) \to 0` as :math:`x^* \to \infty`:
     the limit :math:`\alpha \to 0` is :math:`(1+\rho)\tau/(\tau-1)`.
     """
-    m = _mp(x, ik)
+    m = mp_transform(x, ik)
     T = _one_minus_nu_m(m, ik)  # 1 - u, accurate when u is near 1
     u = x * m  # accurate when u is small
     # kappa (m/(kappa+m))^2 = (m^2/kappa)/(1 + m/kappa)^2: no inf*0 at kappa = inf.
@@ -152,7 +153,7 @@ def _idg_ridgeless_below(x, ik, tau, rho):
     which is evaluated instead (no cancellation for large :math:`x^*`).
     """
     ikt = ik * tau
-    S = _mp(x, ikt)
+    S = mp_transform(x, ikt)
     T = _one_minus_nu_m(S, ikt)  # 1 - mu*, accurate when mu* is near 1
     mu = x * S  # mu*, accurate when it is small
     s = 1.0 - tau
@@ -169,7 +170,7 @@ def _idg_ridgeless_below(x, ik, tau, rho):
 
 def _idg_ridgeless_above(x, ik, tau, rho):
     r"""Ridgeless IDG error for tau > 1 (arrays of one shape); :math:`1 - x^*m^* = T`."""
-    m = _mp(x, ik)
+    m = mp_transform(x, ik)
     return tau * (rho + x * _one_minus_nu_m(m, ik)) / (tau - 1.0)
 
 
@@ -194,7 +195,7 @@ def _ridge_residual(eps, tau, lam, x, ik):
     Here :math:`S = M_\kappa(\nu)`, :math:`\nu = x^* + \varepsilon`. In the bracket
     :math:`\varepsilon \ge \lambda`, so no term can overflow.
     """
-    S = _mp(eps + x, ik)
+    S = mp_transform(eps + x, ik)
     near_one = (1.0 - tau) + tau * (lam / eps) - eps * S
     small_tau = (_one_minus_nu_m(S, ik) + x * S) + tau * ((lam - eps) / eps)
     return np.where(tau < 0.5, small_tau, near_one)
@@ -317,7 +318,7 @@ def _icl_ridge(x, ik, tau, rho, lam):
     """
     eps = _ridge_root(x, ik, tau, lam)
     nu = x + eps
-    S = _mp(nu, ik)
+    S = mp_transform(nu, ik)
     # q2 = -M'(nu) = S^2 fac (see _dmp); nu^2 q2 = (nu S)^2 fac does not underflow for huge nu
     fac = 0.5 * (1.0 + (nu + 1.0 + ik) / np.hypot(nu + 1.0 - ik, 2.0 * np.sqrt(nu) * np.sqrt(ik)))
     q2 = S * S * fac
@@ -372,8 +373,8 @@ def ridge_epsilon(
 
     Used in: chapter 4 (ridge pretraining).
     """
-    alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam, lam_low_open=True)
-    x, ik, tau, lam = np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, lam)
+    alpha, kappa, tau, rho, lam = check_model_params(alpha, kappa, tau, rho, lam, lam_low_open=True)
+    x, ik, tau, lam = np.broadcast_arrays((1.0 + rho) / alpha, inverse_kappa(kappa), tau, lam)
     shape = x.shape
     eps = _ridge_root(*(np.array(a, dtype=float).ravel() for a in (x, ik, tau, lam)))
     return _out(eps.reshape(shape))
@@ -490,9 +491,9 @@ def icl_error(
     >>> icl_error(2.0, [0.5, 1.0, np.inf], 4.0, 0.1).round(4)  # vectorized over kappa
     array([0.9811, 0.7988, 0.6065])
     """
-    alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam)
+    alpha, kappa, tau, rho, lam = check_model_params(alpha, kappa, tau, rho, lam)
     x, ik, tau, rho, lam = (
-        np.array(a, dtype=float) for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho, lam)
+        np.array(a, dtype=float) for a in np.broadcast_arrays((1.0 + rho) / alpha, inverse_kappa(kappa), tau, rho, lam)
     )
     out = np.full(x.shape, np.inf)
     ridge = lam > 0.0
@@ -560,9 +561,9 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
 
     Used in: :doc:`learning curves </book/linear/learning_curves>`.
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
+    alpha, kappa, tau, rho = check_model_params(alpha, kappa, tau, rho)
     x, ik, tau, rho = (
-        np.array(a, dtype=float) for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho)
+        np.array(a, dtype=float) for a in np.broadcast_arrays((1.0 + rho) / alpha, inverse_kappa(kappa), tau, rho)
     )
     out = np.full(x.shape, np.inf)
     below = tau < 1.0
@@ -679,7 +680,7 @@ def optimal_lambda(
     :doc:`finite pretraining data </book/regimes/finite_data>`,
     :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
+    alpha, kappa, tau, rho = check_model_params(alpha, kappa, tau, rho)
     if isinstance(lam_bounds, (str, bytes)) or np.ndim(lam_bounds) != 1 or len(lam_bounds) != 2:
         raise TypeError(f"lam_bounds must be a pair (lam_lo, lam_hi) with 0 < lam_lo < lam_hi; got {lam_bounds!r}")
     lo = check_scalar("lam_bounds[0]", lam_bounds[0], low=0.0, low_open=True)
@@ -688,7 +689,8 @@ def optimal_lambda(
         raise ValueError(f"lam_bounds[1] must be <= {X_MAX:g}; got {hi!r}")
     shape = np.broadcast_shapes(alpha.shape, kappa.shape, tau.shape, rho.shape)
     x, ik, tau, rho = (
-        np.array(a, dtype=float).ravel() for a in np.broadcast_arrays((1.0 + rho) / alpha, _inv(kappa), tau, rho)
+        np.array(a, dtype=float).ravel()
+        for a in np.broadcast_arrays((1.0 + rho) / alpha, inverse_kappa(kappa), tau, rho)
     )
 
     def objective(t, x, ik, tau, rho):

@@ -18,7 +18,7 @@ from lib._checks import scalar_or_array as _out
 __all__ = ["M_kappa", "dM_kappa", "KAPPA_MIN"]
 
 
-def _mp(x: np.ndarray, ik: np.ndarray) -> np.ndarray:
+def mp_transform(x: np.ndarray, ik: np.ndarray) -> np.ndarray:
     r""":math:`M_\kappa(x)` for ``x > 0`` in terms of ``ik`` :math:`= 1/\kappa \ge 0`.
 
     With :math:`b = x + 1 - 1/\kappa` and :math:`s = \sqrt{b^2 + 4x/\kappa}`,
@@ -37,7 +37,7 @@ def _dmp(x: np.ndarray, ik: np.ndarray) -> np.ndarray:
     r""":math:`M_\kappa'(x) = -\tfrac12 M^2 (1 + (x + 1 + 1/\kappa)/s)`, ``ik`` = 1/kappa."""
     b = x + 1.0 - ik
     s = np.hypot(b, 2.0 * np.sqrt(x) * np.sqrt(ik))
-    m = _mp(x, ik)
+    m = mp_transform(x, ik)
     return -0.5 * m * m * (1.0 + (x + 1.0 + ik) / s)
 
 
@@ -48,7 +48,7 @@ def _dmp(x: np.ndarray, ik: np.ndarray) -> np.ndarray:
 KAPPA_MIN = 1e-100
 
 
-def _inv(kappa: np.ndarray) -> np.ndarray:
+def inverse_kappa(kappa: np.ndarray) -> np.ndarray:
     """1/kappa with 1/inf = 0 (numpy does this without a warning), capped at 1/KAPPA_MIN."""
     return 1.0 / np.maximum(kappa, KAPPA_MIN)
 
@@ -99,7 +99,7 @@ def M_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
     x = check_real("x", x, low=0.0, low_open=True)
     kappa = check_param("kappa", kappa)
     check_broadcast(("x", x), ("kappa", kappa))
-    return _out(_mp(x, _inv(kappa)))
+    return _out(mp_transform(x, inverse_kappa(kappa)))
 
 
 def dM_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
@@ -132,4 +132,4 @@ def dM_kappa(x: ArrayLike, kappa: ArrayLike) -> float | np.ndarray:
     x = check_real("x", x, low=0.0, low_open=True)
     kappa = check_param("kappa", kappa)
     check_broadcast(("x", x), ("kappa", kappa))
-    return _out(_dmp(x, _inv(kappa)))
+    return _out(_dmp(x, inverse_kappa(kappa)))

@@ -19,10 +19,10 @@ from numpy.typing import ArrayLike
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from lib._checks import check_broadcast, check_gamma, check_int, check_param, check_scalar
+from lib._checks import check_broadcast, check_choice, check_gamma, check_int, check_param, check_rho, check_scalar
 from lib._checks import scalar_or_array as _out
 from lib.teachers import a1_is_zero, label_moments, rho_nl_from_moments, teacher_moments
-from lib.theory.linear import _check_lam, _check_params, icl_error, idg_error, optimal_lambda
+from lib.theory.linear import check_lam, check_model_params, icl_error, idg_error, optimal_lambda
 
 __all__ = [
     "pure_noise_error",
@@ -105,7 +105,7 @@ def pure_noise_error(rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike, lam: A
     rho_nl = check_param("rho_nl", rho_nl)
     alpha = check_param("alpha", alpha)
     tau = check_param("tau", tau)
-    lam = _check_lam(lam)
+    lam = check_lam(lam)
     check_broadcast(("rho_nl", rho_nl), ("alpha", alpha), ("tau", tau), ("lam", lam))
     rho_nl, alpha, tau, lam = (np.array(a, dtype=float) for a in np.broadcast_arrays(rho_nl, alpha, tau, lam))
     out = np.zeros(rho_nl.shape)
@@ -178,7 +178,7 @@ def nonlinear_icl_error(
     >>> round(nonlinear_icl_error("relu", 2.0, np.inf, 4.0, 0.1), 6)
     0.648485
     """
-    alpha, kappa, tau, rho, lam = _check_params(alpha, kappa, tau, rho, lam)
+    alpha, kappa, tau, rho, lam = check_model_params(alpha, kappa, tau, rho, lam)
     _, a1, ef2 = teacher_moments(teacher)
     rho_nl = rho_nl_from_moments(rho, a1, ef2)
     if a1_is_zero(a1, ef2):
@@ -224,7 +224,7 @@ def nonlinear_idg_error(
     :doc:`testing the equivalence </book/equivalence/verification>`,
     :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
+    alpha, kappa, tau, rho = check_model_params(alpha, kappa, tau, rho)
     _, a1, ef2 = teacher_moments(teacher)
     rho_nl = rho_nl_from_moments(rho, a1, ef2)
     if a1_is_zero(a1, ef2):
@@ -274,7 +274,7 @@ def nonlinear_optimal_lambda(
     Used in: :doc:`finite pretraining data </book/regimes/finite_data>`,
     :doc:`task diversity </book/regimes/task_diversity>`.
     """
-    alpha, kappa, tau, rho = _check_params(alpha, kappa, tau, rho)
+    alpha, kappa, tau, rho = check_model_params(alpha, kappa, tau, rho)
     _, a1, ef2 = teacher_moments(teacher)
     rho_nl = rho_nl_from_moments(rho, a1, ef2)
     if a1_is_zero(a1, ef2):
@@ -354,10 +354,9 @@ def transition_kappa(
     q = check_scalar("q", q, low=0.0, high=1.0, low_open=True, high_open=True)
     alpha = check_param("alpha", alpha, scalar=True)
     tau = check_param("tau", tau, scalar=True)
-    rho = check_param("rho", rho, scalar=True)
-    lam = float(_check_lam(lam))
-    if missing not in ("raise", "nan"):
-        raise ValueError(f"missing must be 'raise' or 'nan'; got {missing!r}")
+    rho = check_rho(rho)
+    lam = float(check_lam(lam))
+    check_choice("missing", missing, ("raise", "nan"))
 
     def e(kappa):
         return nonlinear_icl_error(teacher, alpha, kappa, tau, rho, lam)
@@ -505,7 +504,7 @@ def fixed_gamma_icl_error(gamma: Any, ell: int, teacher: Any, rho: float) -> flo
     """
     gamma = check_gamma(gamma)
     ell = check_int("ell", ell, low=1)
-    rho = float(check_param("rho", rho, scalar=True))
+    rho = float(check_rho(rho))
     d = gamma.shape[0]
     mom = label_moments(teacher, rho)
     a1, m2 = mom.eyz, mom.ey2

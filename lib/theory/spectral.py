@@ -34,6 +34,7 @@ from lib._checks import (
     check_param,
     check_range,
     check_real,
+    check_rho,
     check_scalar,
     check_vectorized,
 )
@@ -65,18 +66,7 @@ SPECTRAL_CLIP = 3.0
 
 
 def standardized_preprocess(name: str) -> Any:
-    """The function ``u -> T(u)`` of a built-in preprocessing (on standardized labels).
-
-    Parameters
-    ----------
-    name : str
-        A validated name of :data:`SPECTRAL_PREPROCESSINGS` (from :func:`check_preprocess`).
-
-    Returns
-    -------
-    callable
-        ``T``, vectorized.
-    """
+    """The function ``u -> T(u)`` of a validated built-in preprocessing (on standardized labels)."""
     if name == "tanh":
         return np.tanh
     if name == "clip":
@@ -85,33 +75,12 @@ def standardized_preprocess(name: str) -> Any:
 
 
 def check_preprocess(preprocess: Any) -> Any:
-    """Validate a label preprocessing: ``None`` (``"tanh"``), a built-in name or a callable.
-
-    Parameters
-    ----------
-    preprocess : None, str or callable
-        ``None`` means ``"tanh"``; a name of :data:`SPECTRAL_PREPROCESSINGS` (case and
-        surrounding spaces ignored); or a vectorized callable ``T(y)``.
-
-    Returns
-    -------
-    str or callable
-        The lower-case name, or the callable.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name.
-    TypeError
-        For anything else.
-    """
+    """``None`` -> ``"tanh"``; a name of SPECTRAL_PREPROCESSINGS (lower case); or a callable."""
     if preprocess is None:
         return "tanh"
     if isinstance(preprocess, str):
-        check_choice(
-            "preprocess", preprocess.strip().lower(), SPECTRAL_PREPROCESSINGS, hint=" (or None, or a callable T(y))"
-        )
-        return preprocess.strip().lower()
+        hint = " (or None, or a callable T(y))"
+        return check_choice("preprocess", preprocess.strip().lower(), SPECTRAL_PREPROCESSINGS, hint=hint)
     if callable(preprocess):
         return preprocess
     raise TypeError(
@@ -256,7 +225,7 @@ class _SpectralLaw:
 
 
 def _check_spectral(teacher: Any, rho: Any) -> float:
-    rho = check_param("rho", rho, scalar=True)
+    rho = check_rho(rho)
     teacher_moments(teacher)  # validates the teacher
     return rho
 
