@@ -536,7 +536,7 @@ def check_rho(rho: Any) -> float:
     return check_param("rho", rho, scalar=True)
 
 
-def check_choice(name: str, value: Any, choices: Any, *, hint: str = "") -> Any:
+def check_choice(name: str, value: Any, choices: Any, *, also: str = "", hint: str = "") -> Any:
     """A value that must be one of a few allowed options (a string option, usually).
 
     The one way ``lib`` checks a choice: the message names the argument, lists the
@@ -550,9 +550,10 @@ def check_choice(name: str, value: Any, choices: Any, *, hint: str = "") -> Any:
         The value to check; it is returned unchanged when allowed.
     choices : iterable
         The allowed values (compared with ``==``; an unhashable value is refused).
+    also : str, keyword-only
+        Other values the argument accepts, put before the list (``"None, "``).
     hint : str, keyword-only
-        Appended to the list of options (``" (or a callable T(y))"``), for an argument
-        that also takes something other than these names.
+        Appended to the list of options (``" or a callable T(y)"``).
 
     Returns
     -------
@@ -571,7 +572,7 @@ def check_choice(name: str, value: Any, choices: Any, *, hint: str = "") -> Any:
         ok = False
     if not ok:
         shown = sorted(options) if all(isinstance(c, str) for c in options) else list(options)
-        raise ValueError(f"{name} must be one of {shown}{hint}; got {value!r}")
+        raise ValueError(f"{name} must be {also}one of {shown}{hint}; got {value!r}")
     return value
 
 

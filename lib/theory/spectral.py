@@ -79,8 +79,8 @@ def check_preprocess(preprocess: Any) -> Any:
     if preprocess is None:
         return "tanh"
     if isinstance(preprocess, str):
-        hint = " (or None, or a callable T(y))"
-        return check_choice("preprocess", preprocess.strip().lower(), SPECTRAL_PREPROCESSINGS, hint=hint)
+        key = preprocess.strip().lower()
+        return check_choice("preprocess", key, SPECTRAL_PREPROCESSINGS, also="None, ", hint=" or a callable T(y)")
     if callable(preprocess):
         return preprocess
     raise TypeError(
