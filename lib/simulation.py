@@ -376,6 +376,7 @@ def simulate(
     # the one resolution of the teacher (a user's callable is probed here, once): a bad
     # teacher (e.g. not square-integrable) is refused before anything is drawn
     link = as_link(teacher)
+    exact = teacher is None  # the linear teacher given as None: exact errors, no test contexts
     # name the argument behind the largest part of the estimate
     parts = {
         f"kappa (k = kappa d = {k or 0:,} tasks; kappa = inf needs no task set)": 16.0 * (k or 0) * d,
@@ -385,7 +386,7 @@ def simulate(
     }
     check_memory(
         f"simulate(d={d}, alpha={alpha:g}, kappa={kappa:g}, tau={tau:g}, method={method!r})",
-        simulate_peak_bytes(d, ell, k, n, lam, method, teacher, n_test),
+        simulate_peak_bytes(d, ell, k, n, lam, method, None if exact else link, n_test),
         max(parts, key=parts.get),
     )
     rng = as_rng(rng)
@@ -394,7 +395,7 @@ def simulate(
     batch = sample_features_trusted(n, d, ell, tasks, link, rho, rng)
     gamma, info = fit_gamma(batch.queries, batch.features, batch.targets, lam=lam, method=method, return_info=True)
     del batch
-    if teacher is None:
+    if exact:
         icl, icl_se = exact_error(gamma, ell, rho), 0.0
         idg, idg_se = (icl, 0.0) if tasks is None else (exact_error(gamma, ell, rho, tasks), 0.0)
     else:
@@ -418,7 +419,7 @@ def simulate(
             "tau": tau,
             "rho": rho,
             "lam": lam,
-            "n_test": None if teacher is None else n_test,
+            "n_test": None if exact else n_test,
         }
     )
     if return_gamma:
