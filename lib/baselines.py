@@ -34,7 +34,7 @@ from lib._checks import (
     check_tasks,
     check_teacher_values,
 )
-from lib.samplers import BATCH_BYTES, TeacherLike, sample_contexts, sample_task_set
+from lib.samplers import BATCH_BYTES, TeacherLike, sample_contexts_trusted, sample_task_set
 from lib.teachers import as_link, gaussian_equivalent_ridge, teacher_moments
 
 __all__ = [
@@ -121,7 +121,12 @@ def bayes_ridge_predict(X: Any, y: Any, x_query: Any, rho: float) -> np.ndarray:
     teachers).
     """
     X, y, x_query = check_contexts(X, y, x_query)
-    return np.einsum("nd,nd->n", x_query, _ridge_weights(X, y, check_rho(rho)))
+    return _ridge_predict(X, y, x_query, check_rho(rho))
+
+
+def _ridge_predict(X: np.ndarray, y: np.ndarray, x_query: np.ndarray, rho: float) -> np.ndarray:
+    """Worker of :func:`bayes_ridge_predict` (arguments validated)."""
+    return np.einsum("nd,nd->n", x_query, _ridge_weights(X, y, rho))
 
 
 def _ridge_weights(X: np.ndarray, y: np.ndarray, rho: float) -> np.ndarray:
@@ -198,7 +203,12 @@ def dmmse_predict(
     if tasks is None:
         raise ValueError("tasks must be a (k, d) array for dMMSE (the finite prior); got None")
     rho = check_rho(rho)
-    f = as_link(teacher)
+    return _dmmse(X, y, x_query, tasks, as_link(teacher), rho)
+
+
+def _dmmse(X: np.ndarray, y: np.ndarray, x_query: np.ndarray, tasks: np.ndarray, f: Any, rho: float) -> np.ndarray:
+    """Worker of :func:`dmmse_predict` (arguments validated, teacher resolved)."""
+    n, ell, d = X.shape
     k = tasks.shape[0]
     batch = max(1, BATCH_BYTES // (8 * 3 * (ell + 1) * k))
     out = np.empty(n)
@@ -316,12 +326,12 @@ def baseline_errors(
     for start in range(0, n_test, batch):
         progress.update(start)
         sl = slice(start, min(n_test, start + batch))
-        ctx = sample_contexts(sl.stop - sl.start, d, ell, test_tasks, f, rho, rng)
+        ctx = sample_contexts_trusted(sl.stop - sl.start, d, ell, test_tasks, f, rho, rng)
         for name in which:
             if name == "bayes":
-                pred = bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho)
+                pred = _ridge_predict(ctx.X, ctx.y, ctx.x_query, rho)
             else:
-                pred = dmmse_predict(ctx.X, ctx.y, ctx.x_query, prior_tasks, f, rho)
+                pred = _dmmse(ctx.X, ctx.y, ctx.x_query, prior_tasks, f, rho)
             sq[name][sl] = (ctx.y_query - pred) ** 2
     return {name: (float(err.mean()), float(err.std(ddof=1) / np.sqrt(n_test))) for name, err in sq.items()}
 
@@ -372,10 +382,14 @@ def gaussian_equivalent_predict(
     """
 
     X, y, x_query = check_contexts(X, y, x_query)
-    c, ridge = gaussian_equivalent_ridge(teacher, check_rho(rho), intercept=intercept)
+    return _twin_predict(X, y, x_query, *gaussian_equivalent_ridge(teacher, check_rho(rho), intercept=intercept))
+
+
+def _twin_predict(X: np.ndarray, y: np.ndarray, x_query: np.ndarray, c: float, ridge: float) -> np.ndarray:
+    """Worker of :func:`gaussian_equivalent_predict`: intercept ``c`` and ridge given."""
     if not np.isfinite(ridge):
         return np.full(X.shape[0], c)
-    return c + bayes_ridge_predict(X, y - c, x_query, ridge)
+    return c + _ridge_predict(X, y - c, x_query, ridge)
 
 
 def context_ridge_errors(
@@ -462,18 +476,14 @@ def context_ridge_errors(
     for start in range(0, n_test, batch):
         progress.update(start)
         sl = slice(start, min(n_test, start + batch))
-        ctx = sample_contexts(sl.stop - sl.start, d, ell, None, f, rho, rng)
+        ctx = sample_contexts_trusted(sl.stop - sl.start, d, ell, None, f, rho, rng)
         if exact_query:
             for name, (c, ridge) in twins.items():
                 v = _ridge_weights(ctx.X, ctx.y - c, ridge) if np.isfinite(ridge) else np.zeros_like(ctx.w)
                 wv, vv = np.einsum("nd,nd->n", ctx.w, v) / d, np.einsum("nd,nd->n", v, v) / d
                 sq[name][sl] = rho + ef2 - 2 * a0 * c + c * c - 2 * a1 * wv + vv
             continue
-        preds = {
-            "ridge": bayes_ridge_predict(ctx.X, ctx.y, ctx.x_query, rho),
-            "ge": gaussian_equivalent_predict(ctx.X, ctx.y, ctx.x_query, f, rho, intercept=False),
-            "ge_intercept": gaussian_equivalent_predict(ctx.X, ctx.y, ctx.x_query, f, rho),
-        }
+        preds = {name: _twin_predict(ctx.X, ctx.y, ctx.x_query, c, ridge) for name, (c, ridge) in twins.items()}
         for name in names:
             sq[name][sl] = (ctx.y_query - preds[name]) ** 2
     return {name: (float(e.mean()), float(e.std(ddof=1) / np.sqrt(n_test))) for name, e in sq.items()}

@@ -371,13 +371,18 @@ def sample_contexts(
         contexts_peak_bytes(n, d, ell),
         "n, ell and d (the n x ell x d context tokens; use sample_features for large n)",
     )
-    return _contexts(n, d, ell, tasks, as_link(teacher), rho, as_rng(rng))
+    return sample_contexts_trusted(n, d, ell, tasks, as_link(teacher), rho, as_rng(rng))
 
 
-def _contexts(
+def sample_contexts_trusted(
     n: int, d: int, ell: int, tasks: np.ndarray | None, f: Link, rho: float, rng: np.random.Generator
 ) -> Contexts:
-    """Worker of :func:`sample_contexts`: its arguments are already validated and resolved."""
+    """The worker of :func:`sample_contexts`, for callers that validated every argument.
+
+    It checks nothing (the baselines' Monte Carlo loops call it once per batch with the
+    values they validated once); the arguments are those of :func:`sample_contexts`, with
+    the teacher resolved (:func:`lib.teachers.as_link`) and ``rng`` a Generator.
+    """
     w = _pick_tasks(n, d, tasks, rng)
     X = rng.standard_normal((n, ell, d))
     X *= 1.0 / np.sqrt(d)
@@ -599,7 +604,7 @@ def sample_features_trusted(
         if method == "sufficient":
             xq, fe, yq = _sufficient_batch(b, d, ell, tasks, f, rho, rng)
         else:
-            ctx = _contexts(b, d, ell, tasks, f, rho, rng)
+            ctx = sample_contexts_trusted(b, d, ell, tasks, f, rho, rng)
             xq, fe, yq = ctx.x_query, context_features(ctx.X, ctx.y), ctx.y_query
         queries[start:stop] = xq
         features[start:stop] = fe
