@@ -35,7 +35,6 @@ from lib.hermite import (
     get_link,
     pad_coefficients,
     partial_sum,
-    second_moment,
 )
 from lib.quadrature import probe, probe_fourth_moment
 
@@ -388,8 +387,9 @@ def label_moments(teacher: Any, rho: float) -> LabelMoments:
     link = as_link(teacher)
     _, a1, ef2 = teacher_moments(link)  # validates the teacher (finite fourth moment), naming it
     f = link.f
-    ef2z2 = second_moment(lambda z: f(z) * np.asarray(z, dtype=float))
-    ef4 = second_moment(lambda z: f(z) ** 2)
+    # f^4 phi decays (checked by teacher_moments), so these need no probe of their own
+    ef2z2 = gaussian_integrals(lambda z: f(z) * np.asarray(z, dtype=float), -1, probed=True)[1]
+    ef4 = gaussian_integrals(lambda z: f(z) ** 2, -1, probed=True)[1]
     return LabelMoments(
         eyz=a1,
         ey2=ef2 + rho,

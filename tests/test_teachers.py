@@ -7,6 +7,7 @@ import pytest
 from _helpers import raises_early
 from numpy.testing import assert_allclose
 
+import lib.theory
 from lib import hermite, teachers
 from lib.teachers import gaussian_equivalent
 
@@ -79,3 +80,41 @@ def test_as_link_of_coefficients_uses_them_in_closed_form():
 def test_as_link_refuses_what_is_not_a_teacher(teacher, exc):
     with pytest.raises(exc, match="teacher"):
         teachers.as_link(teacher)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f: teachers.teacher_moments(f),
+        lambda f: teachers.effective_noise(f, 0.1),
+        lambda f: teachers.gaussian_equivalent(f, 0.1),
+        lambda f: teachers.label_moments(f, 0.1),
+        lambda f: teachers.remainder(f),
+        lambda f: lib.theory.nonlinear_icl_error(f, 2.0, 1.0, 2.0, 0.1),
+        lambda f: lib.theory.spectral_error(2.0, f, 0.1),
+    ],
+    ids=[
+        "teacher_moments",
+        "effective_noise",
+        "gaussian_equivalent",
+        "label_moments",
+        "remainder",
+        "nonlinear",
+        "spectral",
+    ],
+)
+def test_a_callable_teacher_is_probed_once_per_public_call(call):
+    # A probe is a call on lib.quadrature.PROBE_GRID (recognizable by its exact values);
+    # as_link probes once and caches the values, later checks and integrals reuse them.
+    from lib.quadrature import PROBE_GRID
+
+    probes = []
+
+    def f(z):
+        z = np.asarray(z)
+        if z.shape == PROBE_GRID.shape and np.array_equal(z, PROBE_GRID):
+            probes.append(1)
+        return np.tanh(z) + 0.3 * z
+
+    call(f)
+    assert len(probes) == 1

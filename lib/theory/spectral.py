@@ -39,7 +39,7 @@ from lib._checks import (
     check_vectorized,
 )
 from lib._checks import scalar_or_array as _out
-from lib.hermite import coefficients
+from lib.hermite import Link
 from lib.quadrature import gauss_hermite
 from lib.teachers import as_link, effective_noise, resolve_teacher, teacher_moments
 
@@ -224,10 +224,11 @@ class _SpectralLaw:
         return float(np.exp(brentq(g, grid[up[0]], grid[up[0] + 1], xtol=1e-13)))
 
 
-def _check_spectral(teacher: Any, rho: Any) -> float:
+def _check_spectral(teacher: Any, rho: Any) -> tuple[Link, float]:
     rho = check_rho(rho)
-    teacher_moments(teacher)  # validates the teacher
-    return rho
+    link = as_link(teacher)
+    teacher_moments(link)  # validates the teacher
+    return link, rho
 
 
 def spectral_overlap(alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any = None) -> float | np.ndarray:
@@ -305,7 +306,7 @@ def spectral_overlap(alpha: ArrayLike, teacher: Any, rho: float, preprocess: Any
             f"alpha must be <= SPECTRAL_OVERLAP_ALPHA_MAX = {SPECTRAL_OVERLAP_ALPHA_MAX:g} for the "
             f"spectral theory (the overlap there is 1 - O(1/alpha)); got max alpha = {alpha.max():g}"
         )
-    rho = _check_spectral(teacher, rho)
+    teacher, rho = _check_spectral(teacher, rho)
     law = _SpectralLaw(teacher, rho, preprocess)
     out = np.array([law.overlap(float(a)) for a in alpha.ravel()]).reshape(alpha.shape)
     return _out(out)
@@ -337,7 +338,7 @@ def spectral_threshold(teacher: Any, rho: float, preprocess: Any = None) -> floa
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    rho = _check_spectral(teacher, rho)
+    teacher, rho = _check_spectral(teacher, rho)
     return _SpectralLaw(teacher, rho, preprocess).threshold()
 
 
@@ -395,7 +396,7 @@ def spectral_psi_phi(
     """
     theta = check_real("theta", theta)
     alpha = check_param("alpha", alpha, scalar=True)
-    rho = _check_spectral(teacher, rho)
+    teacher, rho = _check_spectral(teacher, rho)
     law = _SpectralLaw(teacher, rho, preprocess)
     if not np.all(theta > law.tau):
         raise ValueError(
@@ -453,13 +454,13 @@ def spectral_error(
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
 
+    teacher = as_link(teacher)  # resolved (and a callable probed) once
     q = np.asarray(spectral_overlap(alpha, teacher, rho, preprocess), dtype=float)
     _, _, ef2 = teacher_moments(teacher)
     if degree is not None:
         degree = check_int("degree", degree, low=0)
     kmax = 60 if degree is None else degree
-    link = as_link(teacher)
-    a = link.coefficients(kmax) if link.has_closed_form else coefficients(link.f, kmax)
+    a = teacher.coefficients(kmax)  # cached on the Link (closed form, or integrals without a new probe)
     k = np.arange(kmax + 1)
     kept = np.sum(a[None, :] ** 2 * q.reshape(-1, 1) ** k[None, :], axis=1)
     return _out((rho + ef2 - kept).reshape(q.shape))
@@ -521,7 +522,7 @@ def optimal_preprocess(teacher: Any, rho: float) -> Any:
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
-    teacher_moments(teacher)
+    teacher_moments(teacher := as_link(teacher))
     m = _posterior_moment(teacher, rho, 2)
 
     def T(y: np.ndarray) -> np.ndarray:
@@ -560,7 +561,7 @@ def weak_recovery_threshold(teacher: Any, rho: float) -> float:
     """
 
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
-    teacher_moments(teacher)  # validates the teacher (finite, vectorized, real)
+    teacher_moments(teacher := as_link(teacher))  # validates the teacher (finite, vectorized, real)
     f = resolve_teacher(teacher)
     z, wz = gauss_hermite(SPECTRAL_NODES_Z)
     e, we = gauss_hermite(SPECTRAL_NODES_NOISE)
@@ -602,7 +603,7 @@ def posterior_second_moment(teacher: Any, rho: float) -> Callable[[np.ndarray], 
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
-    teacher_moments(teacher)  # validates the teacher
+    teacher_moments(teacher := as_link(teacher))  # validates the teacher
     return _posterior_moment(teacher, rho, 2)
 
 
@@ -727,6 +728,7 @@ def floor_crossing(
     """
     rho = check_scalar("rho", rho, low=0.0, low_open=True, high=RHO_MAX)
     lo, hi = check_range("bracket", bracket, low=0.0, low_open=True)
+    teacher = as_link(teacher)
     floor = float(effective_noise(teacher, rho))
     ends = [float(spectral_error(a, teacher, rho, preprocess)) - floor for a in (lo, hi)]
     if not ends[0] * ends[1] < 0:
@@ -785,7 +787,7 @@ def spectral_threshold_spread(
     -----
     Used in: :doc:`beyond linear attention </book/beyond/spectral>`.
     """
-    rho = _check_spectral(teacher, rho)
+    teacher, rho = _check_spectral(teacher, rho)
     pairs = list(nodes) if isinstance(nodes, (list, tuple)) else None
     if not pairs or any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
         raise ValueError(f"nodes must be a non-empty sequence of pairs (n_z, n_noise); got {nodes!r}")
