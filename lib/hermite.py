@@ -221,10 +221,8 @@ def gaussian_integrals(f: Callable, degree: int, *, probed: bool = False) -> tup
 def _check_f(f: Any) -> Callable:
     """A callable link; a string names a catalogue link (:func:`get_link`), as everywhere."""
     if isinstance(f, str):
-        try:
-            return get_link(f)
-        except ValueError:
-            raise ValueError(f"f must be a callable or a link name, one of {sorted(LINKS)}; got {f!r}") from None
+        link = LINKS.get(f.strip().lower())  # the look-up of get_link, with this message
+        return link if link is not None else check_choice("f", f, LINKS, also="a callable or a link name, ")
     return check_callable("f", f)
 
 

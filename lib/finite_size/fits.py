@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from lib._checks import check_real, check_scalar
+from lib._checks import check_choice, check_real, check_scalar
 from lib.finite_size.data import summarize, table
 
 __all__ = [
@@ -347,8 +347,7 @@ def fit(
     fit : FiniteSizeFit
         The output of :func:`extrapolate`.
     """
-    if quantity not in ("icl", "idg"):
-        raise ValueError(f"quantity must be 'icl' or 'idg'; got {quantity!r}")
+    check_choice("quantity", quantity, ("icl", "idg"))
     summary = summarize(table(experiment, data_dir=data_dir, **filters))
     return summary, extrapolate(summary["d"], summary[quantity], summary[f"{quantity}_se"], power)
 
