@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_param, check_real, check_rho
+from lib._checks import check_choice, check_param, check_real, check_rho
 from lib._checks import scalar_or_array as _out
 from lib.hermite import (
     LINKS,
@@ -137,7 +137,8 @@ def as_link(teacher: TeacherLike = None) -> Link:
     if teacher is None:
         return LINKS["linear"]
     if isinstance(teacher, str):
-        return get_link(teacher, argument="teacher")
+        link = LINKS.get(teacher.strip().lower())  # the one look-up of the name
+        return link if link is not None else check_choice("teacher", teacher, LINKS)
     if callable(teacher):
         try:
             values = probe(teacher)
