@@ -72,11 +72,8 @@ SESSIONS = (
     Session("lecture-4", "Lecture 4: finite pretraining data", pages=("book/regimes/finite_data",)),
     Session("lecture-5", "Lecture 5: task diversity", pages=("book/regimes/task_diversity",)),
     Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed", "lab-td-dmmse")),
-    Session(
-        "lecture-6",
-        "Lecture 6: what escapes the floor",
-        pages=("book/beyond/spectral", "book/trained/networks"),
-    ),
+    Session("lecture-6", "Lecture 6: a learner under the effective-noise floor", pages=("book/beyond/spectral",)),
+    Session("reading-7", "Reading after lecture 6: trained networks", pages=("book/trained/networks",)),
 )
 
 LAB_PAGES = (
