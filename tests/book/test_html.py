@@ -787,6 +787,32 @@ def test_slides():
         )
 
 
+def test_answer_key_opens_without_console_errors():
+    # make answer-key: the key, opened from disk as an instructor prints it, typesets its
+    # math with the book's MathJax and logs no console error
+    _skip_without_browser_or_book()
+    import importlib.util
+    import time
+
+    spec = importlib.util.spec_from_file_location("answer_key", ROOT / "scripts" / "answer_key.py")
+    answer_key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(answer_key)
+    out = HTML.parent / "answer_key_test"
+    path, n_ex, _ = answer_key.build(HTML, out)
+    assert n_ex
+    with browser.chromium(1280, 900) as driver:
+        driver.set_script_timeout(60)
+        driver.get(path.resolve().as_uri())
+        for _ in range(200):
+            if driver.execute_script("return !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
+                break
+            time.sleep(0.05)
+        driver.execute_async_script("const done = arguments[0]; MathJax.startup.promise.then(() => done(1));")
+        assert driver.execute_script("return document.querySelectorAll('mjx-container').length")
+        assert not driver.execute_script("return document.querySelectorAll('mjx-merror').length")
+        assert _console_errors(driver) == []
+
+
 def test_header_at_1280px_has_one_search_button_that_opens_search():
     # the theme's top navbar at 1280 px was an empty 64 px band holding a second copy of
     # the sidebar's search field (book.css drops it and shows the article header's
