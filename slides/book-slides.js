@@ -104,6 +104,9 @@
     whenTypeset().then(() => {
       fit();
       Reveal.sync();
+      // a deck opened at #/n shows slide n of the fitted deck, not of the one read first
+      const at = /^#\/(\d+)(?:\/(\d+))?/.exec(location.hash);
+      if (at) Reveal.slide(parseInt(at[1], 10), parseInt(at[2] || "0", 10));
       window.bookSlidesFit = true;
     }).catch(e => { console.warn("book-slides: fitting failed", e); window.bookSlidesFit = true; });
   }
