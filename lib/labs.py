@@ -39,7 +39,6 @@ Used in: the coding labs in the Exercises sections of every chapter.
 
 from __future__ import annotations
 
-import ast
 import copy
 import dis
 import functools
@@ -56,6 +55,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from . import _lab_names
 
 __all__ = [
     "RECORD_ENV",
@@ -159,11 +160,7 @@ def _describe(value: Any, limit: int = 60) -> str:
     if isinstance(value, np.random.Generator):
         return "Generator"
     if callable(value):
-        name = getattr(value, "__name__", type(value).__name__)
-        if name == "<lambda>":  # a case's lambda is named by its code, not "<lambda>"
-            name = _lambda_text(value) or name
-            return name if len(name) <= limit else name[: limit - 3] + "..."
-        return name
+        return _lab_names.callable_name(value, limit)
     if isinstance(value, tuple):
         return "(" + ", ".join(_describe(v, limit) for v in value) + ")"
     try:
@@ -171,38 +168,6 @@ def _describe(value: Any, limit: int = 60) -> str:
     except Exception:  # a reader's object whose repr itself raises
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _lambda_text(fn: Any) -> str | None:
-    """The source of a lambda (``lambda t: np.maximum(t, 0.0)``), or None if unknown.
-
-    The lambda is found in the lines that define it (several lambdas may share a line)
-    as the longest text from a ``lambda`` keyword that parses as one lambda whose
-    compiled code has the function's names, arguments and constants.
-    """
-    code = getattr(fn, "__code__", None)
-    try:
-        text = "".join(inspect.getsourcelines(fn)[0])
-    except (OSError, TypeError):  # no source (typed at a prompt, or built at run time)
-        return None
-    start = text.find("lambda")
-    while start != -1 and code is not None:
-        for end in range(len(text), start, -1):
-            piece = text[start:end]
-            try:
-                tree = ast.parse(piece, mode="eval")
-            except SyntaxError:
-                continue
-            if not isinstance(tree.body, ast.Lambda):
-                continue
-            compiled = compile(piece, "<lambda>", "eval")
-            inner = [c for c in compiled.co_consts if isinstance(c, types.CodeType)]
-            key = lambda c: (c.co_names, c.co_varnames, c.co_consts)  # noqa: E731
-            if inner and key(inner[0]) == key(code):
-                return " ".join(piece.split())
-            break  # the longest lambda from here is another one
-        start = text.find("lambda", start + 1)
-    return None
 
 
 def _describe_case(case: tuple | dict) -> str:
@@ -576,26 +541,8 @@ def delegated_call(student_fn: Callable[..., Any], reference_fn: Callable[..., A
         return None
     for obj in _library_calls(student_fn):
         if any(_same(obj, target) for target in targets):
-            return _name_as_in(reference_fn, obj)
+            return _lab_names.name_via(reference_fn, obj, _referenced, _is_readers_code) or _public_name(obj)
     return None
-
-
-def _name_as_in(reference_fn: Callable[..., Any], obj: Any) -> str:
-    """``lib.<module>.<name>`` of ``obj``, through the module the lab's reference names it
-    by (``training.probe_features`` is ``lib.training.probe_features``, although it is
-    defined in ``lib.training_runs``), else its shortest public path."""
-    name = getattr(obj, "__name__", None)
-    if name and isinstance(reference_fn, types.FunctionType) and _is_readers_code(reference_fn):
-        named = [
-            module.__name__
-            for module in _referenced(reference_fn)
-            if isinstance(module, types.ModuleType)
-            and module.__name__.split(".")[0] == _LIBRARY
-            and _same(vars(module).get(name), obj)
-        ]
-        if named:  # ``lib.spectral.f`` also reads ``lib``, which re-exports f: the longer path
-            return f"{max(named, key=len)}.{name}"
-    return _public_name(obj)
 
 
 def _checked_cases(cases: Any) -> list[tuple | dict]:
