@@ -14,6 +14,11 @@ makes the student edition from the same sources:
      and ``# --- end solution ---`` are replaced by ``...``, so the lab's function is a
      skeleton that returns ``None`` (its signature and docstring stay);
 
+   - the instructor-only passages of the markdown (pages and notebook cells) are
+     removed: the lines from a ``% instructor-only`` line to the next
+     ``% end instructor-only`` line, both MyST comments, so the instructor edition
+     shows the passage and no marker (used where a page tells readers of the full book
+     about launch buttons, ``make lab`` or a clone, which the student edition lacks);
    - a hidden cell after the setup cell calls ``labs.set_student_mode()``, so the
      notebook carries its edition: in any Jupyter the lab checks print their verdict
      (``NOT ATTEMPTED``, one ``FAIL`` line per wrong case) and never stop Run All
@@ -75,6 +80,10 @@ from lib import labs as _labs
 
 _labs.set_student_mode(True)"""
 STUDENT_ROLE = "student"  # its metadata.book_sync
+#: Lines (MyST comments) around a passage of the markdown that only the instructor
+#: edition shows.
+INSTRUCTOR_BEGIN = "% instructor-only"
+INSTRUCTOR_END = "% end instructor-only"
 #: Key of the notebook metadata that marks a student notebook.
 METADATA_KEY = "lib_labs"
 
@@ -111,6 +120,42 @@ def strip_solution_markdown(text: str, in_solution: bool, where: str) -> tuple[s
         return solution_spans.outside_text(text, in_solution, where)
     except solution_spans.SolutionMarkerError as err:
         raise StudentEditionError(str(err)) from None
+
+
+def strip_instructor_only(text: str, where: str) -> str:
+    """Remove the instructor-only passages of a markdown text (page or cell).
+
+    Parameters
+    ----------
+    text : str
+        Markdown (MyST).
+    where : str
+        File and cell, for the error messages.
+
+    Returns
+    -------
+    str
+        The text without the lines from each ``% instructor-only`` line to the next
+        ``% end instructor-only`` line (both included). A passage must close in the
+        same text; nesting, an unclosed passage or a stray end marker is refused.
+    """
+    out: list[str] = []
+    opened = None
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        stripped = line.strip()
+        if stripped == INSTRUCTOR_BEGIN:
+            if opened is not None:
+                raise StudentEditionError(f"{where}, line {number}: nested '{INSTRUCTOR_BEGIN}'")
+            opened = number
+        elif stripped == INSTRUCTOR_END:
+            if opened is None:
+                raise StudentEditionError(f"{where}, line {number}: '{INSTRUCTOR_END}' without a start")
+            opened = None
+        elif opened is None:
+            out.append(line)
+    if opened is not None:
+        raise StudentEditionError(f"{where}, line {opened}: '{INSTRUCTOR_BEGIN}' is never closed")
+    return "".join(out)
 
 
 def skeleton(source: str, where: str) -> str:
@@ -181,7 +226,8 @@ def student_notebook(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
     for i, cell in enumerate(out.cells):
         where = f"{name}, cell {i}"
         if cell.cell_type == "markdown":
-            text, in_solution_after = strip_solution_markdown(cell.source, in_solution, where)
+            source = strip_instructor_only(cell.source, where)
+            text, in_solution_after = strip_solution_markdown(source, in_solution, where)
             in_solution = in_solution_after
             if text.strip():
                 cell.source = text.strip("\n")
@@ -339,7 +385,11 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
                 raise StudentEditionError(
                     f"{path}: solutions in a markdown page are not supported; put the exercises in a notebook"
                 )
-            shutil.copy2(path, target)
+            if path.suffix == ".md":
+                text = path.read_text(encoding="utf-8")
+                target.write_text(strip_instructor_only(text, str(path.relative_to(root))), encoding="utf-8")
+            else:
+                shutil.copy2(path, target)
     return written
 
 

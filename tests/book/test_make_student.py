@@ -191,3 +191,42 @@ def test_the_books_student_notebooks(tmp_path):
                 if "lab-solution" in cell.metadata.get("tags", []):
                     _skeleton_functions_return_none(cell.source)
     assert len(labs_found) >= 9 and "dMMSE predictor" in labs_found
+
+
+def test_instructor_only_passages_are_dropped():
+    text = "Keep.\n\n% instructor-only\nRun `make lab`.\n% end instructor-only\n\nKeep too.\n"
+    assert make_student.strip_instructor_only(text, "x.md") == "Keep.\n\n\nKeep too.\n"
+    assert make_student.strip_instructor_only("No markers.\n", "x.md") == "No markers.\n"
+    for bad, message in (
+        ("% instructor-only\nA\n", "never closed"),
+        ("A\n% end instructor-only\n", "without a start"),
+        ("% instructor-only\n% instructor-only\n% end instructor-only\n", "nested"),
+    ):
+        with pytest.raises(make_student.StudentEditionError, match=message):
+            make_student.strip_instructor_only(bad, "x.md")
+    # in a notebook's markdown cell as well
+    nb = _toy_notebook()
+    nb.cells[0].source += "\n\n% instructor-only\nINSTRUCTOR ONLY\n% end instructor-only"
+    student = make_student.student_notebook(nb, "toy.ipynb")
+    assert not any("INSTRUCTOR ONLY" in c.source for c in student.cells)
+    assert any("Text." in c.source for c in student.cells)
+
+
+#: What the student edition cannot offer (its HTML has no launch buttons; students work
+#: as book/student.md says, not in a clone with make).
+INSTRUCTOR_ONLY_WORDS = ("make lab", "rocket", "launch button", "Binder", "Colab", "pip install -e")
+
+
+def test_student_pages_send_students_only_where_they_can_go(tmp_path):
+    make_student.stage(tmp_path)
+    staged = tmp_path / "src" / "book"
+    for page in ("student.md", "syllabus.md", "teaching.md"):
+        text = (staged / page).read_text(encoding="utf-8")
+        found = [w for w in INSTRUCTOR_ONLY_WORDS if w.lower() in text.lower()]
+        assert not found, f"the student edition's {page} mentions {found}"
+        assert not any(line.strip().startswith("% instructor-only") for line in text.splitlines())
+    # the student page is in both editions' table of contents, linked from the syllabus
+    toc = yaml.safe_load((tmp_path / "src" / "_toc.yml").read_text())
+    front = [c["file"] for c in toc["parts"][0]["chapters"]]
+    assert "book/student" in front
+    assert "{doc}`student`" in (staged / "syllabus.md").read_text(encoding="utf-8")
