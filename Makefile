@@ -28,6 +28,8 @@ book: $(VENV)/.installed
 
 # The student edition: every exercise, no solutions, lab skeletons (scripts/make_student.py);
 # HTML in _build/student/html, notebooks to hand out in _build/student/notebooks.
+# Run `make book` first: the student build executes nothing, it reuses the executed
+# chapters in _build/jupyter_execute and the {eval} texts book/_ext/book_evals.py recorded.
 student: $(VENV)/.installed
 	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
 
