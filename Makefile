@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student grade answer-key test test-all test-fast test-html test-min lint lint-fix lab lab-reset pdf slides bench data clean env
+.PHONY: book student portable grade answer-key test test-all test-fast test-html test-min lint lint-fix lab lab-reset pdf slides bench data clean env
 
 env: $(VENV)/.installed
 
@@ -32,6 +32,13 @@ book: $(VENV)/.installed
 # chapters in _build/jupyter_execute and the {eval} texts book/_ext/book_evals.py recorded.
 student: $(VENV)/.installed
 	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
+
+# Chapters for plain Jupyter front ends (Colab, VS Code, GitHub's preview), instructor and
+# student editions, in _build/portable/{instructor,student}/ (scripts/make_portable.py):
+# {eval} values, MyST blocks as plain Markdown, references as links to the HTML book.
+# Run `make book` first: nothing is executed, the book build's outputs are reused.
+portable: $(VENV)/.installed
+	$(BIN)/python scripts/make_portable.py --out _build/portable
 
 # Grade submitted student notebooks (scripts/grade_labs.py): each runs in a fresh kernel,
 # at most GRADE_TIMEOUT seconds; lab verdicts and points per student land in _build/grades/
