@@ -226,6 +226,53 @@ def wheel_venv(tmp_path_factory):
     return {"python": py, "kernels": kernels, "site": site}
 
 
+def execute_notebook(nb, km, cwd: Path, *, env: dict | None = None, timeout: int = 240):
+    """Run ``nb`` in a kernel of ``km``, started in ``cwd``; the kernel is shut down after.
+
+    nbclient shuts down only the kernels of the managers it creates: one handed in
+    (``km=``) is left running, idle, after the notebook -- one per notebook test, each
+    holding its chapter's arrays. Here the kernel and the client's channels are stopped
+    once the notebook is done, also when a cell fails or times out. (nbclient's own
+    ``cleanup_kc=True`` deadlocks with a synchronous ``KernelManager``.)
+    """
+    import nbclient
+
+    client = nbclient.NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute(**({} if env is None else {"env": env}))
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
+    return nb
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["passes", "fails"])
+def test_no_kernel_outlives_its_notebook(fails, tmp_path):
+    """The kernel of a notebook run with its own kernel manager is gone afterwards.
+
+    Also when a cell fails: the leak this guards against was 10 idle kernels (3.5 GB)
+    left by the notebook tests until the end of `make test`.
+    """
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from jupyter_client.manager import KernelManager
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nx = os.getpid()")]
+    if fails:
+        nb.cells.append(nbformat.v4.new_code_cell("1 / 0"))
+    km = KernelManager(kernel_name="python3")
+    if fails:
+        with pytest.raises(nbclient.exceptions.CellExecutionError):
+            execute_notebook(nb, km, tmp_path, timeout=60)
+    else:
+        execute_notebook(nb, km, tmp_path, timeout=60)
+        assert nb.cells[0].outputs == []
+    assert km.has_kernel is False and not km.is_alive()
+
+
 HELPER_CELL = """\
 def _book_check_evals(names, cell):
     missing = [n for n in names if n not in globals()]
@@ -246,12 +293,15 @@ assert _where.startswith({site!r}), f"lib imported from {{_where}}, not the whee
 def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
     """Copied out of the repository, the notebook runs with the wheel-installed lib.
 
-    After each markdown cell with ``{eval}`` roles a check cell asserts that every name
-    is bound to a string at that point, as the inline build and jupyterlab-myst read
-    them; the last cell checks that ``lib`` is the installed wheel.
+    This is `make test`'s one execution of each chapter (nbmake's in-repository run
+    is `make test-all`'s): every cell must run without error in a plain kernel, with
+    the per-cell timeout of the book build. After each markdown cell with ``{eval}``
+    roles a check cell asserts that every name is bound to a string at that point, as
+    the inline build and jupyterlab-myst read them; the last cell checks that ``lib``
+    is the installed wheel. The kernel is shut down after the notebook.
     """
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
 
@@ -273,8 +323,9 @@ def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
     km = KernelManager(kernel_name="book-wheel", kernel_spec_manager=ksm)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    client = nbclient.NotebookClient(nb, km=km, timeout=240, resources={"metadata": {"path": str(work)}})
-    client.execute(env=env)  # a plain kernel: no PYTHONPATH, cwd outside the repo
+    # a plain kernel: no PYTHONPATH, cwd outside the repository
+    execute_notebook(nb, km, work, env=env, timeout=240)
+    assert not km.is_alive(), "the notebook's kernel outlived its test"
 
 
 def test_check_mode_detects_a_changed_macro(tmp_path):
