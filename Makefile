@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student portable grade answer-key test test-all test-fast test-html test-min lint lint-fix lab lab-reset pdf slides bench data clean env
+.PHONY: book student portable grade answer-key test test-all test-fast test-html test-min lint lint-fix lab lab-student lab-reset pdf slides bench data clean env
 
 env: $(VENV)/.installed
 
@@ -113,6 +113,18 @@ LABDIR ?= _build/lab
 lab: $(VENV)/.lab-installed
 	mkdir -p $(LABDIR) && cp -Rn book/. $(LABDIR)/
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# The same on the student edition's notebooks (no solutions: Run All opens no answers):
+# scripts/make_student.py writes them to _build/student/notebooks (rewritten on every
+# run), JupyterLab works on a copy in _build/lab-student made once, so a student's work
+# survives the next `make lab-student` (rm -rf _build/lab-student starts it over);
+# sync_notebooks.py --lab writes the kernel's metadata, so that opening one leaves it clean.
+LABSTUDENTDIR ?= _build/lab-student
+lab-student: $(VENV)/.lab-installed
+	$(BIN)/python scripts/make_student.py --out _build/student --no-build
+	mkdir -p $(LABSTUDENTDIR) && cp -Rn _build/student/notebooks/. $(LABSTUDENTDIR)/
+	$(BIN)/python scripts/sync_notebooks.py --lab $(LABSTUDENTDIR)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABSTUDENTDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab-reset:
 	rm -rf $(LABDIR)
