@@ -27,7 +27,6 @@ __all__ = [
     "MIN_FONT_PT",
     "MAX_COLUMNS",
     "PHONE_VISIBLE",
-    "BookAxes",
     "SWEEP_COLORS",
     "color_for",
     "sweep_styles",
@@ -76,7 +75,7 @@ MAX_COLUMNS: int = 3
 #: Fraction of a figure's width, from its left edge, that a phone shows before the
 #: reader scrolls: at 390 px, book/_static/book.js shows a figure at 80 % of its natural
 #: size (0.8 x 6.8 in x 96 px = 522 px) in a box 358 px wide, 0.69 of it; less a margin.
-#: An automatic legend of :class:`BookAxes` stays in that part when it fits there.
+#: An automatic legend of ``_BookAxes`` stays in that part when it fits there.
 PHONE_VISIBLE: float = 0.66
 
 #: Height (inches) of one row of panels, by number of panels in the row.
@@ -264,7 +263,7 @@ def _data_hits(ax: Axes, box: Bbox) -> int:
     return hits
 
 
-class BookAxes(Axes):
+class _BookAxes(Axes):
     """The axes of :func:`new_figure`: an automatic legend that a phone shows.
 
     On a phone a figure is shown larger than the column and scrolls sideways
@@ -332,7 +331,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
         the number of rows.
     **kwargs
         Passed to :func:`matplotlib.pyplot.subplots` (``sharey=True``, ...). The axes
-        are :class:`BookAxes` (a legend without ``loc`` stays in a phone's view).
+        are ``_BookAxes`` (a legend without ``loc`` stays in a phone's view).
 
     Returns
     -------
@@ -344,7 +343,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     kwargs.setdefault("layout", "constrained")
     if "constrained_layout" in kwargs:
         kwargs.pop("layout")
-    kwargs["subplot_kw"] = {"axes_class": BookAxes, **(kwargs.get("subplot_kw") or {})}
+    kwargs["subplot_kw"] = {"axes_class": _BookAxes, **(kwargs.get("subplot_kw") or {})}
     return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 
