@@ -112,6 +112,7 @@ pdf: $(VENV)/.installed
 LABDIR ?= _build/lab
 lab: $(VENV)/.lab-installed
 	mkdir -p $(LABDIR) && cp -Rn book/. $(LABDIR)/
+	$(BIN)/python scripts/sync_notebooks.py --lab $(LABDIR)
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The same on the student edition's notebooks (no solutions: Run All opens no answers):
