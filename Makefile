@@ -11,7 +11,7 @@ JBFLAGS ?= -W -n --keep-going
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: book student grade answer-key test test-fast test-html test-min lint lint-fix lab lab-reset pdf slides bench data clean env
+.PHONY: book student portable grade answer-key test test-all test-fast test-html test-min lint lint-fix lab lab-student lab-reset pdf slides bench data clean env
 
 env: $(VENV)/.installed
 
@@ -28,8 +28,17 @@ book: $(VENV)/.installed
 
 # The student edition: every exercise, no solutions, lab skeletons (scripts/make_student.py);
 # HTML in _build/student/html, notebooks to hand out in _build/student/notebooks.
+# Run `make book` first: the student build executes nothing, it reuses the executed
+# chapters in _build/jupyter_execute and the {eval} texts book/_ext/book_evals.py recorded.
 student: $(VENV)/.installed
 	$(BIN)/python scripts/make_student.py --out _build/student -- $(JBFLAGS)
+
+# Chapters for plain Jupyter front ends (Colab, VS Code, GitHub's preview), instructor and
+# student editions, in _build/portable/{instructor,student}/ (scripts/make_portable.py):
+# {eval} values, MyST blocks as plain Markdown, references as links to the HTML book.
+# Run `make book` first: nothing is executed, the book build's outputs are reused.
+portable: $(VENV)/.installed
+	$(BIN)/python scripts/make_portable.py --out _build/portable
 
 # Grade submitted student notebooks (scripts/grade_labs.py): each runs in a fresh kernel,
 # at most GRADE_TIMEOUT seconds; lab verdicts and points per student land in _build/grades/
@@ -47,12 +56,21 @@ answer-key: $(VENV)/.installed
 	$(BIN)/python scripts/answer_key.py --html _build/html --out _build/answer_key
 
 # Tests run in TEST_WORKERS processes (pytest-xdist; one per core of a 2-core machine):
-# the notebooks are single-threaded, so two at a time halve the wall time. Whole test
-# files go to one process (--dist loadfile), so a file's shared fixtures are built once.
+# the notebooks are single-threaded, so two at a time halve the wall time. Each test file
+# goes to one process (--dist loadgroup, groups set in tests/conftest.py), so a file's
+# shared fixtures are built once, except the chapter runs, which are shared out one by one.
+# `make test` executes every chapter once, as a test: tests/book/test_notebooks.py runs
+# each, copied out of the repository, in a plain kernel with the package installed from
+# its wheel, and checks that every {eval} name is a string. `make test-all` adds nbmake's
+# run of every chapter in place (in the repository, editable lib): twice the notebook time.
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed
+	$(BIN)/python -m pytest tests -m "not html" --durations=12 \
+		-n $(TEST_WORKERS) --dist loadgroup
+
+test-all: $(VENV)/.installed
 	$(BIN)/python -m pytest tests book --nbmake --nbmake-timeout=240 -m "not html" --durations=12 \
-		-n $(TEST_WORKERS) --dist loadfile
+		-n $(TEST_WORKERS) --dist loadgroup
 
 test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest tests -m "not slow and not html"
@@ -94,7 +112,20 @@ pdf: $(VENV)/.installed
 LABDIR ?= _build/lab
 lab: $(VENV)/.lab-installed
 	mkdir -p $(LABDIR) && cp -Rn book/. $(LABDIR)/
+	$(BIN)/python scripts/sync_notebooks.py --lab $(LABDIR)
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# The same on the student edition's notebooks (no solutions: Run All opens no answers):
+# scripts/make_student.py writes them to _build/student/notebooks (rewritten on every
+# run), JupyterLab works on a copy in _build/lab-student made once, so a student's work
+# survives the next `make lab-student` (rm -rf _build/lab-student starts it over);
+# sync_notebooks.py --lab writes the kernel's metadata, so that opening one leaves it clean.
+LABSTUDENTDIR ?= _build/lab-student
+lab-student: $(VENV)/.lab-installed
+	$(BIN)/python scripts/make_student.py --out _build/student --no-build
+	mkdir -p $(LABSTUDENTDIR) && cp -Rn _build/student/notebooks/. $(LABSTUDENTDIR)/
+	$(BIN)/python scripts/sync_notebooks.py --lab $(LABSTUDENTDIR)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABSTUDENTDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab-reset:
 	rm -rf $(LABDIR)

@@ -25,7 +25,8 @@ tables), :mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.wid
 which are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
 ipywidgets; ``import lib`` imports neither). :mod:`lib.training` (trained networks,
 chapter 7) and :mod:`lib.training_widgets` are loaded on first use too, since they
-import JAX.
+import JAX, which is the package's optional extra ``training``
+(``pip install icl-nonlinear-book[training]``): everything else runs without it.
 
 The most used names are re-exported here, so ``from lib import simulate, icl_error``
 works; everything else is reached through its module (``lib.hermite.LINKS``).

@@ -30,12 +30,13 @@ from lib._checks import (
     check_int,
     check_memory,
     check_param,
+    check_real,
     check_rho,
     check_tasks,
     check_teacher_values,
 )
 from lib.samplers import BATCH_BYTES, TeacherLike, sample_contexts_trusted, sample_task_set
-from lib.teachers import as_link, gaussian_equivalent_ridge, teacher_moments
+from lib.teachers import as_link, gaussian_equivalent, gaussian_equivalent_ridge, teacher_moments
 
 __all__ = [
     "bayes_ridge_predict",
@@ -43,6 +44,7 @@ __all__ = [
     "baseline_errors",
     "gaussian_equivalent_predict",
     "context_ridge_errors",
+    "context_ridge_twin_errors",
     "dmmse_task_set_errors",
 ]
 
@@ -487,6 +489,100 @@ def context_ridge_errors(
         for name in names:
             sq[name][sl] = (ctx.y_query - preds[name]) ** 2
     return {name: (float(e.mean()), float(e.std(ddof=1) / np.sqrt(n_test))) for name, e in sq.items()}
+
+
+def context_ridge_twin_errors(
+    d: int,
+    alpha: float,
+    rho: float,
+    teacher: TeacherLike,
+    ridge: float,
+    *,
+    intercept: bool = False,
+    n_test: int = 200,
+    rng: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Errors of one context ridge for a teacher and its Gaussian twin, on shared draws.
+
+    Each of ``n_test`` contexts draws a fresh task ``w`` on the sphere of radius
+    ``sqrt(d)``, tokens ``x_i ~ N(0, I_d/d)`` (``i <= ell = round(alpha d)``), their
+    projections ``z_i = x_i^T w`` and standard normal noises ``eps_i``, once. The two
+    label vectors share all of them:
+
+    .. math::
+
+        y_i = f(z_i) + \\sqrt{\\rho}\\, \\varepsilon_i , \\qquad
+        y'_i = a_0 + a_1 z_i + \\sqrt{\\rho_{\\mathrm{eq}}}\\, \\varepsilon_i ,
+
+    with the twin's noise :math:`\\rho_{\\mathrm{eq}} = \\rho_{nl} - a_0^2` of
+    :func:`lib.teachers.gaussian_equivalent` (same mean, ``E[y z]`` and ``E[y^2]``).
+    Both are fitted by the same predictor
+    :math:`\\hat y = \\hat a_0 + x^\\top (X^\\top X + \\lambda I)^{-1} X^\\top (y - \\hat a_0)`,
+    :math:`\\hat a_0 = a_0` if ``intercept`` else 0, and each context's error is averaged
+    exactly over its query (the formula of :func:`context_ridge_errors` with
+    ``exact_query``; the constant term is the same for the teacher and its twin). The
+    paired differences measure Gaussian equivalence of the context ridge with far less
+    noise than two independent runs.
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    alpha : float
+        Context length per dimension (> 0); ``ell = round(alpha d) >= 1``.
+    rho : float
+        Label-noise variance of the teacher (>= 0).
+    teacher : None, str, Link, callable or 1-D array_like
+        The link ``f``.
+    ridge : float
+        The ridge :math:`\\lambda > 0`.
+    intercept : bool, keyword-only
+        Subtract and add back the teacher's mean :math:`a_0`.
+    n_test : int, keyword-only
+        Number of contexts (>= 2).
+    rng : numpy.random.Generator, int or None, keyword-only
+
+    Returns
+    -------
+    (e_teacher, e_twin) : tuple of numpy.ndarray, each of shape (n_test,)
+        The error of each context for the teacher and for its twin.
+
+    Notes
+    -----
+    Used in: :doc:`task diversity </book/regimes/task_diversity>`.
+    """
+    d, alpha, ell = _context_size(d, alpha)
+    rho = check_rho(rho)
+    ridge = check_real("ridge", ridge, low=0.0, low_open=True)
+    if np.ndim(ridge) != 0 or not np.isfinite(ridge):
+        raise ValueError(f"ridge must be one finite number > 0; got {ridge!r}")
+    ridge = float(ridge)
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise TypeError(f"intercept must be True or False; got {intercept!r}")
+    n_test = check_int("n_test", n_test, low=2)
+    f = as_link(teacher)
+    a0, a1, ef2 = teacher_moments(f)
+    _, rho_eq = gaussian_equivalent(f, rho)
+    rng = as_rng(rng)
+    c = a0 if intercept else 0.0
+    const = rho + ef2 - 2 * a0 * c + c * c
+    batch = max(1, BATCH_BYTES // (8 * 4 * ell * (d + 1)))
+    where = f"context_ridge_twin_errors(n_test={n_test}, d={d}, ell={ell})"
+    check_memory(where, _scores_peak_bytes(n_test, 2, batch, d, ell), "n_test, d and alpha (ell = alpha d)")
+    out = np.empty((2, n_test))
+    for start in range(0, n_test, batch):
+        sl = slice(start, min(n_test, start + batch))
+        ctx = sample_contexts_trusted(sl.stop - sl.start, d, ell, None, as_link(None), 0.0, rng)
+        z, eps = ctx.y, rng.standard_normal(ctx.y.shape)
+        labels = (
+            check_teacher_values(f, z) + np.sqrt(rho) * eps,
+            a0 + a1 * z + np.sqrt(rho_eq) * eps,
+        )
+        for j, y in enumerate(labels):
+            v = _ridge_weights(ctx.X, y - c, ridge)
+            wv = np.einsum("nd,nd->n", ctx.w, v) / d
+            out[j, sl] = const - 2 * a1 * wv + np.einsum("nd,nd->n", v, v) / d
+    return out[0], out[1]
 
 
 def dmmse_task_set_errors(

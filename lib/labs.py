@@ -56,6 +56,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _lab_names
+
 __all__ = [
     "RECORD_ENV",
     "STUDENT_ENV",
@@ -158,7 +160,7 @@ def _describe(value: Any, limit: int = 60) -> str:
     if isinstance(value, np.random.Generator):
         return "Generator"
     if callable(value):
-        return getattr(value, "__name__", type(value).__name__)
+        return _lab_names.callable_name(value, limit)
     if isinstance(value, tuple):
         return "(" + ", ".join(_describe(v, limit) for v in value) + ")"
     try:
@@ -539,7 +541,7 @@ def delegated_call(student_fn: Callable[..., Any], reference_fn: Callable[..., A
         return None
     for obj in _library_calls(student_fn):
         if any(_same(obj, target) for target in targets):
-            return _public_name(obj)
+            return _lab_names.name_via(reference_fn, obj, _referenced, _is_readers_code) or _public_name(obj)
     return None
 
 

@@ -14,6 +14,9 @@ from typing import Any
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.path import Path
+from matplotlib.transforms import Bbox
 
 from lib import hermite, teachers, theory
 from lib._checks import check_choice, check_int, check_param, check_range, check_scalar
@@ -23,6 +26,7 @@ __all__ = [
     "COLUMN_WIDTH",
     "MIN_FONT_PT",
     "MAX_COLUMNS",
+    "PHONE_VISIBLE",
     "SWEEP_COLORS",
     "color_for",
     "sweep_styles",
@@ -67,6 +71,12 @@ MIN_FONT_PT: float = 9.0
 
 #: At most this many panels side by side (narrower panels would need smaller fonts).
 MAX_COLUMNS: int = 3
+
+#: Fraction of a figure's width, from its left edge, that a phone shows before the
+#: reader scrolls: at 390 px, book/_static/book.js shows a figure at 80 % of its natural
+#: size (0.8 x 6.8 in x 96 px = 522 px) in a box 358 px wide, 0.69 of it; less a margin.
+#: An automatic legend of ``_BookAxes`` stays in that part when it fits there.
+PHONE_VISIBLE: float = 0.66
 
 #: Height (inches) of one row of panels, by number of panels in the row.
 _ROW_HEIGHT = {1: 3.7, 2: 3.0, 3: 2.5}
@@ -226,6 +236,88 @@ def figure_size(
     return float(width), default_height if height is None else float(height)
 
 
+def _data_hits(ax: Axes, box: Bbox) -> int:
+    """How many of the axes' lines, markers and error bars ``box`` (display
+    coordinates) touches: each line or segment crossing it counts one, each marker one."""
+    hits = 0
+    for line in ax.get_lines():
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if len(xy) == 0:
+            continue
+        inside = (box.x0 <= xy[:, 0]) & (xy[:, 0] <= box.x1) & (box.y0 <= xy[:, 1]) & (xy[:, 1] <= box.y1)
+        if line.get_marker() not in (None, "None", "", " "):
+            hits += int(inside.sum())
+        if line.get_linestyle() not in ("None", "", " ") and len(xy) > 1:
+            hits += int(Path(xy).intersects_bbox(box, filled=False))
+    for coll in ax.collections:
+        offsets = np.asarray(coll.get_offsets(), dtype=float)
+        if offsets.size and len(coll.get_paths()) <= 1:  # markers (scatter)
+            xy = coll.get_offset_transform().transform(offsets)
+            hits += int(
+                ((box.x0 <= xy[:, 0]) & (xy[:, 0] <= box.x1) & (box.y0 <= xy[:, 1]) & (xy[:, 1] <= box.y1)).sum()
+            )
+        else:  # error bars, fills: their paths
+            trans = coll.get_transform()
+            hits += sum(int(path.transformed(trans).intersects_bbox(box)) for path in coll.get_paths())
+    return hits
+
+
+class _BookAxes(Axes):
+    """The axes of :func:`new_figure`: an automatic legend that a phone shows.
+
+    On a phone a figure is shown larger than the column and scrolls sideways
+    (book/_static/book.js), so only its left :data:`PHONE_VISIBLE` is in view at first:
+    a legend placed "best" at the upper right was out of view. Here a legend created
+    without ``loc`` or ``bbox_to_anchor`` (``legend.loc`` "best") is placed at draw
+    time, when all the data are there: "best" within the part of the axes in that view,
+    unless a legend there would cover data that the unrestricted "best" place leaves
+    free. An explicit ``loc`` is kept as given. Panels that are mostly out of view are
+    left alone.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of :class:`matplotlib.axes.Axes` (``new_figure`` passes it as
+        ``axes_class``).
+    """
+
+    _book_auto_legend = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+
+    def legend(self, *args: Any, **kwargs: Any):
+        """:meth:`matplotlib.axes.Axes.legend`; see the class for ``loc``."""
+        auto = (
+            "loc" not in kwargs
+            and "bbox_to_anchor" not in kwargs
+            and len(args) < 3
+            and mpl.rcParams["legend.loc"] == "best"
+        )
+        leg = super().legend(*args, **kwargs)
+        self._book_auto_legend = auto
+        return leg
+
+    def draw(self, renderer):  # noqa: D102 (matplotlib's)
+        leg = self.get_legend()
+        if leg is not None and self._book_auto_legend and self.get_visible():
+            self._place_legend(leg, renderer)
+        super().draw(renderer)
+
+    def _place_legend(self, leg, renderer) -> None:
+        root = getattr(self.figure, "figure", None) or self.figure  # a subfigure's root
+        fig_box, ax_box = root.bbox, self.bbox
+        seen = (fig_box.x0 + PHONE_VISIBLE * fig_box.width - ax_box.x0) / ax_box.width
+        leg.set_bbox_to_anchor(None)
+        if seen >= 1.0 or seen < 0.5:  # the axes are (mostly) in view, or mostly out
+            return
+        free = _data_hits(self, leg.get_window_extent(renderer))
+        leg.set_bbox_to_anchor((0.0, 0.0, seen, 1.0), transform=self.transAxes)
+        if _data_hits(self, leg.get_window_extent(renderer)) > free:
+            leg.set_bbox_to_anchor(None)
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None, **kwargs: Any):
     """Create a figure with the book's style and return ``(fig, axes)``.
 
@@ -238,7 +330,8 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
         (:data:`COLUMN_WIDTH`); by default it is the column and the height grows with
         the number of rows.
     **kwargs
-        Passed to :func:`matplotlib.pyplot.subplots` (``sharey=True``, ...).
+        Passed to :func:`matplotlib.pyplot.subplots` (``sharey=True``, ...). The axes
+        are ``_BookAxes`` (a legend without ``loc`` stays in a phone's view).
 
     Returns
     -------
@@ -250,6 +343,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     kwargs.setdefault("layout", "constrained")
     if "constrained_layout" in kwargs:
         kwargs.pop("layout")
+    kwargs["subplot_kw"] = {"axes_class": _BookAxes, **(kwargs.get("subplot_kw") or {})}
     return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 

@@ -33,10 +33,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-import optax
+
+try:  # JAX and optax are the optional extra `training` of the package (chapter 7 only)
+    import jax
+    import jax.numpy as jnp
+    import optax
+except ImportError as err:  # pragma: no cover - exercised by tests/test_optional_jax.py
+    raise ImportError(
+        "lib.training (chapter 7) needs JAX and optax, which are not installed "
+        f"({err}); install the package's extra: pip install 'icl-nonlinear-book[training]' "
+        "(or pip install jax jaxlib optax). Chapters 1-6 and the rest of lib run without them."
+    ) from err
 
 import lib.attention
 import lib.samplers

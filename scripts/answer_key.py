@@ -49,6 +49,23 @@ div.solution { border-left: 4px solid #2a7ab0; }
 """
 
 
+#: Scripts of a chapter's head that the key keeps: MathJax and what its configuration
+#: reads. The theme's scripts and the book's search expect the page around the article
+#: (its header, sidebars and search box): on the key they only raised console errors.
+KEEP_SCRIPTS = ("mathjax", "documentation_options")
+
+
+def _page_scripts_only(head: Tag) -> None:
+    """Drop from ``head`` the external scripts (and their preload links) of the book's
+    page furniture; MathJax, its configuration and the stylesheets stay."""
+    for script in head.find_all("script", src=True):
+        if not any(k in script["src"].lower() for k in KEEP_SCRIPTS):
+            script.decompose()
+    for link in head.find_all("link", rel="preload"):
+        if link.get("as") == "script":
+            link.decompose()
+
+
 def chapter_pages(root: Path = ROOT) -> list[str]:
     """The pages of ``_toc.yml`` in reading order (paths without suffix)."""
     return list(dict.fromkeys(str(Path(name).with_suffix("")) for name in sync_notebooks.toc_files(root)))
@@ -118,6 +135,7 @@ def build(html: Path, out: Path, root: Path = ROOT) -> tuple[Path, int, int]:
     first = BeautifulSoup((html / f"{pages[0]}.html").read_text("utf-8"), "html.parser")
     key = BeautifulSoup("<!DOCTYPE html><html lang='en'></html>", "html.parser")
     head = copy.copy(first.head)
+    _page_scripts_only(head)
     _rebase_all(head, pages[0], to_html)
     for title in head.find_all("title"):
         title.string = "Answer key"

@@ -15,6 +15,12 @@ computed numbers and numbered statements as the book:
   its number and the first sentence of its caption), in the order of the chapter;
 - a lab deck: one slide per coding lab of the session, with the lab's statement.
 
+Every slide fits reveal's 1280 x 720 frame: figures share the slide with their whole
+caption, and ``slides/book-slides.js`` (copied next to the decks) splits a statement or
+lab too tall for one slide over continuation slides in the browser, where MathJax has set
+the real heights (see that file; ``tests/book/test_html.py::test_slides`` checks every
+slide of every deck).
+
 Nothing is executed (the figures are the book's own image files) and nothing is loaded
 from outside: reveal.js 5.1.0 is vendored in ``slides/vendor`` (npm package
 ``reveal.js@5.1.0``, see ``slides/vendor/README.md``) and copied next to the decks,
@@ -35,6 +41,8 @@ from bs4 import BeautifulSoup, Tag
 ROOT = Path(__file__).resolve().parent.parent
 REVEAL = ROOT / "slides" / "vendor" / "reveal.js-5.1.0"
 STYLE = ROOT / "slides" / "book-slides.css"
+#: Fits every slide into the frame in the browser (splits long statements; see the file).
+FIT_SCRIPT = ROOT / "slides" / "book-slides.js"
 STATEMENTS = ("definition", "theorem", "proposition", "conjecture", "lemma", "corollary")
 
 
@@ -64,11 +72,8 @@ SESSIONS = (
     Session("lecture-4", "Lecture 4: finite pretraining data", pages=("book/regimes/finite_data",)),
     Session("lecture-5", "Lecture 5: task diversity", pages=("book/regimes/task_diversity",)),
     Session("lab-2", "Lab 2", labs=("lab-mp-integral", "lab-gap-slope", "lab-fd-closed", "lab-td-dmmse")),
-    Session(
-        "lecture-6",
-        "Lecture 6: what escapes the floor",
-        pages=("book/beyond/spectral", "book/trained/networks"),
-    ),
+    Session("lecture-6", "Lecture 6: a learner under the effective-noise floor", pages=("book/beyond/spectral",)),
+    Session("reading-7", "Reading after lecture 6: trained networks", pages=("book/trained/networks",)),
 )
 
 LAB_PAGES = (
@@ -99,10 +104,20 @@ def _main(soup: BeautifulSoup) -> Tag:
 
 def _clean(node: Tag, page: str) -> str:
     """HTML of one block for a slide: links and images re-pointed from slides/ to the
-    book, header links and dropdown buttons removed."""
+    book, header links and dropdown buttons removed, and the block's own ``<section>``
+    elements (a statement's or exercise's content) made ``<div>``, since reveal.js takes
+    every ``section`` for a slide. The content (``*-content``) is marked ``data-split``:
+    the blocks ``slides/book-slides.js`` may move to a continuation slide."""
     node = BeautifulSoup(str(node), "html.parser")
     for junk in node.select(".headerlink, .figure-zoom-badge, button, script"):
         junk.decompose()
+    for sec in node.find_all("section"):
+        sec.name = "div"
+        if sec.get("id") in ("proof-content", "exercise-content") or any(
+            c.endswith("-content") for c in sec.get("class", [])
+        ):
+            sec["data-split"] = ""
+            sec.attrs.pop("id", None)  # the same id on every statement of the page
     for tag, attr in (("a", "href"), ("img", "src")):
         for el in node.find_all(tag):
             url = el.get(attr, "")
@@ -126,15 +141,24 @@ def _clean(node: Tag, page: str) -> str:
 
 
 def _figure_slide(fig: Tag, page: str) -> str:
+    """A figure and its whole caption (the book's, with its math and links; the alt text
+    is cut at 200 characters), the image taking the height the caption leaves."""
     img = fig.find("img")
-    number = fig.select_one(".caption-number")
-    alt = img.get("alt", "") if img else ""
-    label = number.get_text(" ", strip=True) if number else ""
     img_html = _clean(img, page) if img else ""
+    caption = fig.find("figcaption")
+    if caption is not None:
+        cap = BeautifulSoup(_clean(caption, page), "html.parser")
+        number = cap.select_one(".caption-number")
+        if number is not None:
+            number.name = "strong"
+        inner = "".join(str(c) for c in (cap.find("figcaption") or cap).children)
+        # the caption's paragraph(s), without their <p> (one caption paragraph on the slide)
+        inner = re.sub(r"</?p>", " ", inner).strip()
+    else:
+        inner = html.escape(img.get("alt", "") if img else "")
     return (
-        f'<section class="figure-slide">{img_html}'
-        f'<p class="figure-caption"><strong>{html.escape(label)}</strong> '
-        f"{html.escape(alt)}</p></section>"
+        f'<section class="figure-slide"><div class="figure-box">{img_html}'
+        f'<p class="figure-caption">{inner}</p></div></section>'
     )
 
 
@@ -213,6 +237,7 @@ PAGE = """<!DOCTYPE html>
 Reveal.initialize({{ hash: true, width: 1280, height: 720, margin: 0.04,
   center: false, transition: "none", controls: true, progress: true }});
 </script>
+<script src="book-slides.js"></script>
 </body>
 </html>
 """
@@ -227,6 +252,7 @@ def build(html_dir: Path, out: Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     shutil.copytree(REVEAL, out / "reveal", dirs_exist_ok=True)
     shutil.copy(STYLE, out / "book-slides.css")
+    shutil.copy(FIT_SCRIPT, out / "book-slides.js")
     mathjax = _mathjax_config(html_dir)
     book = html.escape(_soup(html_dir, "book/intro").title.get_text().split("—")[-1].strip())
     written = []

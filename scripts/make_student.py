@@ -14,6 +14,11 @@ makes the student edition from the same sources:
      and ``# --- end solution ---`` are replaced by ``...``, so the lab's function is a
      skeleton that returns ``None`` (its signature and docstring stay);
 
+   - the instructor-only passages of the markdown (pages and notebook cells) are
+     removed: the lines from a ``% instructor-only`` line to the next
+     ``% end instructor-only`` line, both MyST comments, so the instructor edition
+     shows the passage and no marker (used where a page tells readers of the full book
+     about launch buttons, ``make lab`` or a clone, which the student edition lacks);
    - a hidden cell after the setup cell calls ``labs.set_student_mode()``, so the
      notebook carries its edition: in any Jupyter the lab checks print their verdict
      (``NOT ATTEMPTED``, one ``FAIL`` line per wrong case) and never stop Run All
@@ -25,15 +30,30 @@ makes the student edition from the same sources:
    student notebook);
 
 2. it writes the transformed notebooks to ``<out>/notebooks/`` (same layout as
-   ``book/``, without outputs), for instructors to hand out;
+   ``book/``, without outputs, ``{eval}`` roles kept: students run them), for
+   instructors to hand out;
 
 3. unless ``--no-build`` is given, it builds the HTML into ``<out>/html/`` with
-   ``jupyter-book`` (with ``LIB_LABS_STUDENT`` removed from the environment: the
-   notebooks' own hidden cell must make the checks lenient).
+   ``jupyter-book``, WITHOUT executing any notebook: the instructor build (``make
+   book``) has executed every chapter once, and the staged copy of a chapter is its
+   executed notebook (``_build/jupyter_execute/``), transformed as above, with
 
-Usage (``make student`` runs the first form)::
+   - each ``{eval}`` role replaced by ``{eval-recorded}`N```, the text the instructor
+     build showed for it (recorded by ``book/_ext/book_evals.py`` in
+     ``_build/jupyter_execute/book_evals.json``; the same node, so the same HTML);
+   - the outputs cleared of every cell whose source the student edition changes (the
+     lab skeletons) or whose result depends on it (the cells that use a lab's
+     functions, among them the lab checks): their instructor outputs would show the
+     reference solution's results;
 
-    python scripts/make_student.py [--out _build/student] [--no-build] [-- JBFLAGS...]
+   and ``execute_notebooks: off``. A chapter changed since the instructor build (its
+   cells differ from the executed copy) or a missing build stops the script with a
+   message saying to run ``make book`` first.
+
+Usage (``make student`` runs the first form, after ``make book``)::
+
+    python scripts/make_student.py [--out _build/student] [--root .]
+        [--executed _build/jupyter_execute] [--no-build] [-- JBFLAGS...]
 
 The transformation refuses sources it cannot handle safely (an unmatched solution
 marker, a ``lab-solution`` cell without both marker lines, a ``{solution}`` directive
@@ -46,6 +66,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import json
 import os
 import re
 import shutil
@@ -60,6 +81,7 @@ _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # the sibling module, also when loaded by file path
     sys.path.insert(0, str(_HERE))
 import solution_spans  # noqa: E402  (after the sys.path line above)
+import sync_notebooks  # noqa: E402
 
 ROOT = _HERE.parent
 
@@ -75,6 +97,10 @@ from lib import labs as _labs
 
 _labs.set_student_mode(True)"""
 STUDENT_ROLE = "student"  # its metadata.book_sync
+#: Lines (MyST comments) around a passage of the markdown that only the instructor
+#: edition shows.
+INSTRUCTOR_BEGIN = "% instructor-only"
+INSTRUCTOR_END = "% end instructor-only"
 #: Key of the notebook metadata that marks a student notebook.
 METADATA_KEY = "lib_labs"
 
@@ -111,6 +137,42 @@ def strip_solution_markdown(text: str, in_solution: bool, where: str) -> tuple[s
         return solution_spans.outside_text(text, in_solution, where)
     except solution_spans.SolutionMarkerError as err:
         raise StudentEditionError(str(err)) from None
+
+
+def strip_instructor_only(text: str, where: str) -> str:
+    """Remove the instructor-only passages of a markdown text (page or cell).
+
+    Parameters
+    ----------
+    text : str
+        Markdown (MyST).
+    where : str
+        File and cell, for the error messages.
+
+    Returns
+    -------
+    str
+        The text without the lines from each ``% instructor-only`` line to the next
+        ``% end instructor-only`` line (both included). A passage must close in the
+        same text; nesting, an unclosed passage or a stray end marker is refused.
+    """
+    out: list[str] = []
+    opened = None
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        stripped = line.strip()
+        if stripped == INSTRUCTOR_BEGIN:
+            if opened is not None:
+                raise StudentEditionError(f"{where}, line {number}: nested '{INSTRUCTOR_BEGIN}'")
+            opened = number
+        elif stripped == INSTRUCTOR_END:
+            if opened is None:
+                raise StudentEditionError(f"{where}, line {number}: '{INSTRUCTOR_END}' without a start")
+            opened = None
+        elif opened is None:
+            out.append(line)
+    if opened is not None:
+        raise StudentEditionError(f"{where}, line {opened}: '{INSTRUCTOR_BEGIN}' is never closed")
+    return "".join(out)
 
 
 def skeleton(source: str, where: str) -> str:
@@ -159,29 +221,38 @@ def skeleton(source: str, where: str) -> str:
     return "\n".join(out) + ("\n" if source.endswith("\n") else "")
 
 
-def student_notebook(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+def student_notebook(nb: nbformat.NotebookNode, name: str, *, keep_outputs: bool = False) -> nbformat.NotebookNode:
     """Return the student edition of a notebook (a new object; ``nb`` is unchanged).
 
     Parameters
     ----------
     nb : nbformat.NotebookNode
-        The instructor notebook.
+        The instructor notebook (for ``keep_outputs``, as the instructor build
+        executed it).
     name : str
         Its path, for the error messages.
+    keep_outputs : bool, optional
+        Keep the outputs of the code cells the student edition leaves as they are
+        (the HTML build of executed notebooks). The outputs of the lab skeletons and of
+        every later cell that names a function or value a lab cell defines (the lab
+        checks among them) are cleared all the same: they show the reference solution's
+        results. Default: every output is cleared (the notebooks handed out).
 
     Returns
     -------
     nbformat.NotebookNode
         The notebook without solution spans, with lab skeletons, and without outputs
-        or execution counts.
+        or execution counts (but those kept by ``keep_outputs``).
     """
     out = copy.deepcopy(nb)
     cells = []
     in_solution = False
+    lab_defined: set[str] = set()
     for i, cell in enumerate(out.cells):
         where = f"{name}, cell {i}"
         if cell.cell_type == "markdown":
-            text, in_solution_after = strip_solution_markdown(cell.source, in_solution, where)
+            source = strip_instructor_only(cell.source, where)
+            text, in_solution_after = strip_solution_markdown(source, in_solution, where)
             in_solution = in_solution_after
             if text.strip():
                 cell.source = text.strip("\n")
@@ -190,10 +261,13 @@ def student_notebook(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
         if in_solution:
             continue
         if cell.cell_type == "code":
-            if LAB_TAG in cell.metadata.get("tags", []):
+            is_lab = LAB_TAG in cell.metadata.get("tags", [])
+            if is_lab:
+                lab_defined |= defined_names(cell.source)
                 cell.source = skeleton(cell.source, where)
-            cell.outputs = []
-            cell.execution_count = None
+            if not keep_outputs or is_lab or uses_names(cell.source, lab_defined):
+                cell.outputs = []
+                cell.execution_count = None
         cells.append(cell)
     if in_solution:
         raise StudentEditionError(f"{name}: a solution-start is never closed")
@@ -218,6 +292,26 @@ def student_notebook(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookN
         "labs": lab_names(out),
     }
     return out
+
+
+def defined_names(source: str) -> set[str]:
+    """The names a code cell binds at its top level (functions, classes, variables)."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def uses_names(source: str, names: set[str]) -> bool:
+    """Whether a cell's source mentions any of ``names`` as a word (or calls a check)."""
+    if re.search(r"\bcheck\(", source):
+        return True
+    return any(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
 
 
 def lab_names(nb: nbformat.NotebookNode) -> list[str]:
@@ -246,13 +340,20 @@ def lab_names(nb: nbformat.NotebookNode) -> list[str]:
     return names
 
 
-def student_config(text: str) -> str:
+def student_config(text: str, record: str | None = None) -> str:
     """``_config.yml`` for the student edition: no launch or repository buttons.
 
     The Binder and Colab buttons, the repository, issues and edit buttons all open
     the repository's instructor notebooks; the student edition has none of them.
+    With ``record`` (the path of the instructor build's ``{eval}`` record, relative to
+    the staged sources) the notebooks are not executed: they come executed from the
+    instructor build, and their ``{eval-recorded}`` roles read the record.
     """
     config = yaml.safe_load(text)
+    if record is not None:
+        config.setdefault("execute", {})["execute_notebooks"] = "off"
+        sphinx = config.setdefault("sphinx", {})
+        sphinx.setdefault("config", {})["book_evals_record"] = record
     config["launch_buttons"] = {
         **(config.get("launch_buttons") or {}),
         "binderhub_url": "",
@@ -287,7 +388,71 @@ def has_solution_content(nb: nbformat.NotebookNode) -> list[str]:
     return problems
 
 
-def stage(out: Path, root: Path = ROOT) -> list[Path]:
+#: An ``{eval}`` role in a markdown cell (as tests/book/test_notebooks.py reads them).
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
+#: The role the student build shows a recorded value with (book/_ext/book_evals.py).
+RECORDED_ROLE = "eval-recorded"
+#: The record of the instructor build's {eval} texts, in its jupyter_execute folder.
+RECORD_NAME = "book_evals.json"
+_RUN_BOOK = "run `make book` first: the student edition reuses its execution"
+
+
+def load_record(executed: Path) -> dict[str, list[dict[str, str]]]:
+    """The ``{eval}`` texts the instructor build recorded, per document."""
+    path = executed / RECORD_NAME
+    if not path.is_file():
+        raise StudentEditionError(f"no instructor build in {executed} (no {RECORD_NAME}): {_RUN_BOOK}")
+    return json.loads(path.read_text(encoding="utf-8"))["docs"]
+
+
+def replay_evals(nb: nbformat.NotebookNode, entries: list[dict[str, str]], name: str) -> nbformat.NotebookNode:
+    """Replace the k-th ``{eval}`expr``` of the notebook by ``{eval-recorded}`j```.
+
+    ``entries`` are the document's recorded roles, in the order the instructor build
+    read them; ``j`` is the entry of the k-th role with the same expression (footnotes
+    are read last, so the order is matched per expression). The cells myst-nb skips
+    (empty, tagged ``remove-cell``) are skipped. Every role must have its entry and
+    every entry its role, else the build is stale.
+    """
+    positions: dict[str, list[int]] = {}
+    for j, entry in enumerate(entries):
+        positions.setdefault(entry["expr"], []).append(j)
+    used: dict[str, int] = {}
+    out = copy.deepcopy(nb)
+    for i, cell in enumerate(out.cells):
+        if cell.cell_type != "markdown" or not cell.source.strip():
+            continue
+        if "remove-cell" in cell.metadata.get("tags", []):
+            continue
+
+        def recorded(match: re.Match, i: int = i) -> str:
+            expr = match.group(1)
+            k = used.get(expr, 0)
+            if k >= len(positions.get(expr, [])):
+                raise StudentEditionError(
+                    f"{name}, cell {i}: {{eval}}`{expr}` has no value recorded by the instructor build; {_RUN_BOOK}"
+                )
+            used[expr] = k + 1
+            return f"{{{RECORDED_ROLE}}}`{positions[expr][k]}`"
+
+        cell.source = EVAL_ROLE.sub(recorded, cell.source)
+    unused = {e: len(js) - used.get(e, 0) for e, js in positions.items() if used.get(e, 0) != len(js)}
+    if unused:
+        raise StudentEditionError(f"{name}: recorded {{eval}} roles not in the notebook {unused}; {_RUN_BOOK}")
+    return out
+
+
+def executed_copy(source: nbformat.NotebookNode, path: Path, name: str) -> nbformat.NotebookNode:
+    """The instructor build's executed copy of a notebook, checked to be up to date."""
+    if not path.is_file():
+        raise StudentEditionError(f"{name}: no executed copy {path}; {_RUN_BOOK}")
+    executed = nbformat.read(path, as_version=4)
+    if [(c.cell_type, c.source) for c in executed.cells] != [(c.cell_type, c.source) for c in source.cells]:
+        raise StudentEditionError(f"{name} changed since the instructor build executed it ({path}); {_RUN_BOOK}")
+    return executed
+
+
+def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Path]:
     """Write the student sources to ``out/src`` and the notebooks to ``out/notebooks``.
 
     Parameters
@@ -295,7 +460,13 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
     out : pathlib.Path
         The output folder (``_build/student`` for ``make student``).
     root : pathlib.Path, optional
-        The repository root.
+        The book's root (the folder of ``_config.yml``, ``_toc.yml`` and ``book/``).
+    executed : pathlib.Path, optional
+        The instructor build's executed notebooks and ``{eval}`` record
+        (``<root>/_build/jupyter_execute``). Given, the staged chapters are their
+        executed copies (outputs kept where the student edition does not change them,
+        ``{eval}`` roles replaced by the recorded text) for a build that executes
+        nothing; else they are the handed-out notebooks (no outputs).
 
     Returns
     -------
@@ -303,6 +474,7 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
         The student notebooks written under ``out/notebooks``.
     """
     src, notebooks = out / "src", out / "notebooks"
+    record = load_record(executed) if executed is not None else None
     for folder in (src, notebooks):
         if folder.exists():
             shutil.rmtree(folder)
@@ -310,10 +482,18 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
     for name in _COPIED:
         shutil.copy2(root / name, src / name)
     config = src / "_config.yml"
-    config.write_text(student_config(config.read_text(encoding="utf-8")), "utf-8")
+    if record is not None:
+        shutil.copy2(executed / RECORD_NAME, src / RECORD_NAME)
+    config.write_text(
+        student_config(config.read_text(encoding="utf-8"), RECORD_NAME if record is not None else None),
+        "utf-8",
+    )
     for name in _LINKED:
         if (root / name).exists():
-            os.symlink(root / name, src / name)
+            os.symlink((root / name).resolve(), src / name)
+    # the chapters the book builds (only_build_toc_files): the others, never executed
+    # by the instructor build, are staged as handed out (the student build skips them)
+    built = set(sync_notebooks.toc_notebooks(root)) if record is not None else set()
     written = []
     for path in sorted((root / "book").rglob("*")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
@@ -325,21 +505,31 @@ def stage(out: Path, root: Path = ROOT) -> list[Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".ipynb":
             nb = nbformat.read(path, as_version=4)
-            student = student_notebook(nb, str(path.relative_to(root)))
+            name = str(path.relative_to(root))
+            student = student_notebook(nb, name)
             problems = has_solution_content(student)
             if problems:
                 raise StudentEditionError(f"{path}: {'; '.join(problems)}")
-            nbformat.write(student, target)
             handout = notebooks / rel
             handout.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(student, handout)
             written.append(handout)
+            if path in built:
+                docname = path.relative_to(root).with_suffix("").as_posix()
+                done = executed_copy(nb, executed / path.relative_to(root), name)
+                done = replay_evals(done, record.get(docname, []), name)
+                student = student_notebook(done, name, keep_outputs=True)
+            nbformat.write(student, target)
         else:
             if path.suffix == ".md" and re.search(r"\{solution", path.read_text()):
                 raise StudentEditionError(
                     f"{path}: solutions in a markdown page are not supported; put the exercises in a notebook"
                 )
-            shutil.copy2(path, target)
+            if path.suffix == ".md":
+                text = path.read_text(encoding="utf-8")
+                target.write_text(strip_instructor_only(text, str(path.relative_to(root))), encoding="utf-8")
+            else:
+                shutil.copy2(path, target)
     return written
 
 
@@ -364,11 +554,25 @@ def build(out: Path, jb_flags: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the book's root (default: the repository)")
+    parser.add_argument(
+        "--executed",
+        type=Path,
+        default=None,
+        help="the instructor build's executed notebooks (default: <root>/_build/jupyter_execute)",
+    )
     parser.add_argument("--no-build", action="store_true", help="only write the sources")
     parser.add_argument("jb_flags", nargs="*", help="flags for jupyter-book build")
     args = parser.parse_args(argv)
-    out = args.out.resolve()
-    written = stage(out)
+    out, root = args.out.resolve(), args.root.resolve()
+    executed = None
+    if not args.no_build:
+        executed = (args.executed or root / "_build" / "jupyter_execute").resolve()
+    try:
+        written = stage(out, root, executed)
+    except StudentEditionError as err:
+        print(f"make_student: {err}", file=sys.stderr)
+        return 2
     print(f"{len(written)} student notebooks in {out / 'notebooks'}")
     if not args.no_build:
         build(out, args.jb_flags or ["-W", "-n", "--keep-going"])

@@ -34,7 +34,7 @@ that cell, but the cells after it up to ``{solution-end}`` would sit in plain vi
   end marker; a markdown cell that opens inside a span and holds solution text before
   its end marker (or has no end marker). The cells holding the start marker, and those
   whose only solution content is the end marker itself, stay visible. No cell outside
-  a span carries these keys (the script removes them).
+  a span carries these keys (the script removes them), but the hidden code (below).
 - JupyterLab labels a collapsed cell's bar with the first line of its source, which
   would otherwise give the solution away. So a collapsed markdown cell starts with an
   empty line, and a collapsed code cell with the comment ``# solution code`` (ruff
@@ -47,6 +47,34 @@ that cell, but the cells after it up to ``{solution-end}`` would sit in plain vi
   next exercise) is split after the end marker, so that collapsing it hides only the
   solution. The new cell gets the id ``<id>-2`` (or the next free one).
 
+It also **collapses the hidden code in JupyterLab**: the setup cell and every code cell
+tagged ``remove-input`` (the hidden check cells next to the prose) get
+``jupyter.source_hidden`` (their outputs stay in view, so a failing check shows its
+error), so that JupyterLab shows a thin bar between the paragraphs instead of the code,
+as the HTML shows nothing. A click on the bar opens the code.
+
+It gives **figures a caption and a number in JupyterLab**: a figure of the book is the
+output of a code cell whose ``mystnb.figure`` metadata holds its ``name`` and
+``caption``, which jupyterlab-myst does not read, so every ``{numref}`` of a figure
+showed as an orange "unresolved" label (jupyterlab-myst 2.7 resolves references to
+targets in markdown cells only). After each such cell the script writes a markdown
+cell (``metadata.book_sync`` ``"figure-caption"``, tag ``remove-cell``) holding a
+``{figure}`` directive without an image, labelled with the figure's name, its body
+the caption: jupyterlab-myst shows it under the figure as "Figure n: caption" and
+resolves every ``{numref}`` of that name to "Figure n" (numbered within the
+notebook). myst-nb skips ``remove-cell`` cells entirely, so the book build sees
+neither the cell nor a second label; the HTML is unchanged.
+
+And it writes the **notebook metadata JupyterLab would write** on opening a notebook
+(``kernelspec`` of the book's kernel, and ``language_info`` as its kernel reports it),
+so that opening a chapter does not mark it modified at once (see :data:`KERNELSPEC`).
+JupyterLab compares ``language_info`` as a whole, so it must also hold the kernel's
+Python version ("3.11.7"), which differs between machines: the stored notebooks have
+none, and ``--lab DIR`` writes the running Python's version into the notebooks of a
+JupyterLab copy (``make lab-student`` runs it with the kernel's Python; measured with
+JupyterLab 4.6.6: a notebook with the version opened clean, one without it, or with
+the stored kernelspec "Python 3", opened modified).
+
 The book build ignores ``jupyter.*`` metadata (myst-nb reads tags and ``mystnb``), and
 the split is at a block boundary, so the HTML is unchanged.
 
@@ -55,6 +83,8 @@ Usage::
     python scripts/sync_notebooks.py            # rewrite the notebooks that differ
     python scripts/sync_notebooks.py --check    # exit 1 if any notebook is out of sync
     python scripts/sync_notebooks.py --root DIR # a copy of the book (default: repo)
+    python scripts/sync_notebooks.py --lab DIR  # JupyterLab's metadata in every
+                                                # notebook under DIR (a lab copy)
 """
 
 from __future__ import annotations
@@ -62,6 +92,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import platform
 import sys
 from pathlib import Path
 
@@ -88,6 +119,24 @@ COLLAPSED = {
     "raw": {"source_hidden": True},
 }
 _COLLAPSE_KEYS = ("source_hidden", "outputs_hidden")
+#: What collapses a hidden code cell (tag ``remove-input``): its source only.
+HIDDEN_INPUT = {"source_hidden": True}
+HIDDEN_INPUT_TAG = "remove-input"
+#: The kernel JupyterLab runs the chapters in (ipykernel's ``python3``, in the book's
+#: ``.venv`` and on Binder): JupyterLab replaces a notebook's ``kernelspec`` with this
+#: when it starts the kernel, and a stored "Python 3" marked every chapter modified.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+#: ``language_info`` as ipykernel reports it (JupyterLab copies it into the notebook
+#: when the kernel starts), without ``version``, the kernel's Python version, which
+#: differs between machines (see :func:`notebook_metadata`).
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+}
 #: First line of a collapsed solution code cell: what JupyterLab's bar shows of it.
 CODE_BAR = "# solution code"
 
@@ -229,6 +278,8 @@ def _cell(kind: str, source: str, role: str, tags: list[str], with_id: bool) -> 
     if with_id:
         cell["id"] = f"book-{role}"
     cell["metadata"] = {"book_sync": role, "tags": list(tags)}
+    if kind == "code" and HIDDEN_INPUT_TAG in tags:
+        cell["metadata"]["jupyter"] = dict(HIDDEN_INPUT)
     if kind == "code":
         cell["execution_count"] = None
         cell["outputs"] = []
@@ -379,6 +430,17 @@ def collapse_flags(cells: list[dict], where: str = "notebook") -> list[bool]:
     return flags
 
 
+def expected_collapse(cell: dict, in_solution: bool) -> dict:
+    """The collapse keys ``cell`` should carry: a solution's (``COLLAPSED``), else a
+    hidden code cell's (:data:`HIDDEN_INPUT`, tag ``remove-input``), else none."""
+    if in_solution:
+        return dict(COLLAPSED.get(cell["cell_type"], {"source_hidden": True}))
+    tags = cell.get("metadata", {}).get("tags") or []
+    if cell["cell_type"] == "code" and HIDDEN_INPUT_TAG in tags:
+        return dict(HIDDEN_INPUT)
+    return {}
+
+
 def collapse_state(cell: dict) -> dict:
     """The cell's collapse keys of ``metadata.jupyter`` (empty when not collapsed)."""
     jup = cell.get("metadata", {}).get("jupyter") or {}
@@ -386,10 +448,10 @@ def collapse_state(cell: dict) -> dict:
 
 
 def _set_collapsed(cell: dict, hidden: bool) -> None:
+    """Set the collapse keys of ``cell`` (``hidden``: inside a solution span)."""
     meta = cell.setdefault("metadata", {})
     jup = {k: v for k, v in (meta.get("jupyter") or {}).items() if k not in _COLLAPSE_KEYS}
-    if hidden:
-        jup.update(COLLAPSED.get(cell["cell_type"], {"source_hidden": True}))
+    jup.update(expected_collapse(cell, hidden))
     if jup:
         meta["jupyter"] = jup
     else:
@@ -416,36 +478,110 @@ def with_collapsed_solutions(cells: list[dict], where: str = "notebook") -> list
     return cells
 
 
+def notebook_metadata(meta: dict) -> dict:
+    """``meta`` (a notebook's metadata) with the ``kernelspec`` and ``language_info``
+    JupyterLab writes when it starts the book's kernel (:data:`KERNELSPEC`,
+    :data:`LANGUAGE_INFO`); a stored ``language_info.version`` is kept (it is the
+    Python of whoever saved the notebook last; JupyterLab rewrites it with its own)."""
+    out = dict(meta)
+    out["kernelspec"] = dict(KERNELSPEC)
+    info = dict(LANGUAGE_INFO)
+    version = (meta.get("language_info") or {}).get("version")
+    if version:
+        info["version"] = version
+    out["language_info"] = info
+    return out
+
+
+CAPTION_ROLE = "figure-caption"
+
+
+def _caption_id(name: str, taken: set[str]) -> str:
+    base = "book-caption-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)
+    base = base[:64]
+    return base if base not in taken else _free_id(base, taken)
+
+
+def caption_cell(code: dict, taken: set[str] | None = None) -> dict | None:
+    """The markdown cell that shows a figure cell's caption and label in JupyterLab
+    (see the module docstring), or None for a cell that is not a named figure."""
+    fig = ((code.get("metadata") or {}).get("mystnb") or {}).get("figure") or {}
+    name, caption = fig.get("name"), fig.get("caption")
+    if code.get("cell_type") != "code" or not name:
+        return None
+    fence = ":::"
+    while fence in str(caption or ""):
+        fence += ":"
+    text = "\n".join([f"{fence}{{figure}}", f":label: {name}", str(caption or "").strip(), fence])
+    cell: dict = {"cell_type": "markdown"}
+    if "id" in code:
+        cell["id"] = _caption_id(str(name), taken if taken is not None else set())
+    cell["metadata"] = {"book_sync": CAPTION_ROLE, "tags": ["remove-cell"]}
+    cell["source"] = _to_lines(text)
+    return cell
+
+
+def with_figure_captions(cells: list[dict]) -> list[dict]:
+    """``cells`` (without caption cells) with a caption cell after each named figure.
+
+    A caption cell inside a solution span is collapsed like the solution's other
+    markdown cells.
+    """
+    taken = {c["id"] for c in cells if "id" in c}
+    out: list[dict] = []
+    for cell in cells:
+        out.append(cell)
+        cap = caption_cell(cell, taken)
+        if cap is None:
+            continue
+        if "id" in cap:
+            taken.add(cap["id"])
+        if collapse_state(cell).get("outputs_hidden"):  # a figure of a solution
+            _set_collapsed(cap, True)
+        out.append(cap)
+    return out
+
+
 def synced(nb: dict, config: dict, where: str = "notebook") -> dict:
-    """A copy of ``nb`` with the current setup and macros cells first and its
-    solutions collapsed (see the module docstring)."""
+    """A copy of ``nb`` with the current setup and macros cells first, its solutions
+    and hidden code collapsed, and JupyterLab's notebook metadata (see the module
+    docstring)."""
     nb = json.loads(json.dumps(nb))
+    nb["metadata"] = notebook_metadata(nb.get("metadata") or {})
     with_id = (nb.get("nbformat", 4), nb.get("nbformat_minor", 0)) >= (4, 5)
     rest = [c for c in nb["cells"] if c.get("metadata", {}).get("book_sync") is None]
     head = [
         _cell("code", setup_source(config), "setup", SETUP_TAGS, with_id),
         _cell("markdown", macros_source(config), "macros", MACROS_TAGS, with_id),
     ]
-    nb["cells"] = head + with_collapsed_solutions(rest, where)
+    nb["cells"] = head + with_figure_captions(with_collapsed_solutions(rest, where))
     return nb
 
 
 def differences(old: dict, new: dict) -> list[str]:
     """What :func:`synced` changed in a notebook, in words (for ``--check``)."""
     out = []
+    if old.get("metadata") != new.get("metadata"):
+        out.append("notebook metadata (kernelspec, language_info)")
     if old["cells"][:2] != new["cells"][:2]:
         out.append("setup/macros cells")
+
+    def captions(nb):
+        return [c for c in nb["cells"] if c.get("metadata", {}).get("book_sync") == CAPTION_ROLE]
+
+    if captions(old) != captions(new):
+        out.append("figure caption cells")
     rest_old = [c for c in old["cells"] if c.get("metadata", {}).get("book_sync") is None]
-    rest_new = new["cells"][2:]
+    rest_new = [c for c in new["cells"][2:] if c.get("metadata", {}).get("book_sync") is None]
     if len(rest_old) != len(rest_new):
         out.append(f"{len(rest_new) - len(rest_old)} markdown cell(s) to split after a solution-end")
     else:
-        offset = len(old["cells"]) - len(rest_old)
+        where_old = [i for i, c in enumerate(old["cells"]) if c.get("metadata", {}).get("book_sync") is None]
         cells = [
-            i + offset for i, (a, b) in enumerate(zip(rest_old, rest_new)) if collapse_state(a) != collapse_state(b)
+            where_old[i] for i, (a, b) in enumerate(zip(rest_old, rest_new)) if collapse_state(a) != collapse_state(b)
         ]
         if cells:
-            out.append(f"solution collapse metadata of cells {cells} (0-based)")
+            out.append(f"collapse metadata of cells {cells} (0-based)")
         elif rest_old != rest_new:
             out.append("cell layout")
     return out or ["JSON layout"]
@@ -454,6 +590,27 @@ def differences(old: dict, new: dict) -> list[str]:
 def dumps(nb: dict) -> str:
     """The JSON text the notebooks are stored in (nbformat's layout, key order kept)."""
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def stamp_lab_copy(folder: Path, version: str | None = None) -> list[Path]:
+    """Write JupyterLab's notebook metadata, with the kernel's Python ``version``
+    (default: this interpreter's), into every notebook under ``folder``; return the
+    notebooks changed. Only for a JupyterLab copy (``_build/lab``, ``_build/lab-student``):
+    the version is the machine's."""
+    version = version or platform.python_version()
+    changed = []
+    for path in sorted(Path(folder).rglob("*.ipynb")):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue  # .ipynb_checkpoints
+        text = path.read_text(encoding="utf-8")
+        nb = json.loads(text)
+        meta = notebook_metadata(nb.get("metadata") or {})
+        meta["language_info"]["version"] = version
+        if meta != nb.get("metadata"):
+            nb["metadata"] = meta
+            path.write_text(dumps(nb), encoding="utf-8")
+            changed.append(path)
+    return changed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -469,7 +626,19 @@ def main(argv: list[str] | None = None) -> int:
         default=ROOT,
         help="the book's root folder (with _config.yml and _toc.yml)",
     )
+    parser.add_argument(
+        "--lab",
+        type=Path,
+        metavar="DIR",
+        help="only write JupyterLab's notebook metadata (this Python's version) into every notebook under DIR",
+    )
     args = parser.parse_args(argv)
+    if args.lab is not None:
+        changed = stamp_lab_copy(args.lab)
+        print(
+            f"{len(changed)} notebooks under {args.lab} given the kernel's metadata (Python {platform.python_version()})"
+        )
+        return 0
     root = args.root.resolve()
     config = load_config(root)
     notebooks = toc_notebooks(root)

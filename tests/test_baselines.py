@@ -306,6 +306,26 @@ def test_context_ridge_errors_exact_query():
         baselines.context_ridge_errors(10, 2.0, 0.1, "relu", n_test=4, exact_query=1)
 
 
+def test_context_ridge_twin_errors():
+    """Teacher and twin on shared draws: equal for a linear teacher, close for ReLU."""
+    e, e_twin = baselines.context_ridge_twin_errors(20, 2.0, 0.1, None, 0.3, n_test=5, rng=1)
+    assert_allclose(e, e_twin, rtol=0, atol=1e-12)  # the linear teacher is its own twin
+    for intercept in (False, True):
+        e, e_twin = baselines.context_ridge_twin_errors(
+            60, 3.0, 0.1, "relu", 0.5, intercept=intercept, n_test=300, rng=2
+        )
+        assert e.shape == e_twin.shape == (300,)
+        assert np.all(e > 0) and np.all(e_twin > 0)
+        diff = e - e_twin
+        assert np.std(diff) < np.std(e)  # independent draws would give sqrt(2) std(e)
+        want = theory.context_ridge_error("relu", 3.0, 0.1, 0.5, intercept=intercept)
+        assert abs(e_twin.mean() - want) < 4 * e_twin.std() / np.sqrt(300) + 0.02 * want
+    with pytest.raises(ValueError, match="ridge"):
+        baselines.context_ridge_twin_errors(10, 2.0, 0.1, "relu", 0.0, n_test=4)
+    with pytest.raises(TypeError, match="intercept"):
+        baselines.context_ridge_twin_errors(10, 2.0, 0.1, "relu", 0.1, intercept=1, n_test=4)
+
+
 def test_context_ridge_exact_query_formula():
     """One context: the closed-form average over the query against 2e5 sampled queries."""
     rng = np.random.default_rng(8)

@@ -29,7 +29,7 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 docscrape = pytest.importorskip("numpydoc.docscrape")
 
 MODULES = (
-    "lib", "lib._checks", "lib._limits", "lib._ridge_solvers", "lib.quadrature", "lib.hermite", "lib.teachers",
+    "lib", "lib._checks", "lib._lab_names", "lib._limits", "lib._ridge_solvers", "lib.quadrature", "lib.hermite", "lib.teachers",
     "lib.samplers", "lib.attention",
     "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",

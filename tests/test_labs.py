@@ -473,3 +473,25 @@ def test_the_tolerance_is_relative_for_tiny_and_huge_outputs(capsys):
     with pytest.raises(LabError, match=r"FAIL: both: case 1 of 1"):
         check(lambda x: x * np.array([1 + 1e-6, 1.0]), lambda x: x, [(np.array([1e-12, 1e12]),)], name="both")
     capsys.readouterr()
+
+
+def test_a_lambda_in_a_case_is_named_by_its_code():
+    cases = [(np.tanh, 8), (lambda t: np.maximum(t, 0.0), 8), (lambda t: np.maximum(t, 0.2 * t), 8)]
+    assert [labs._describe_case(c) for c in cases] == [
+        "tanh, 8",
+        "lambda t: np.maximum(t, 0.0), 8",
+        "lambda t: np.maximum(t, 0.2 * t), 8",
+    ]
+    assert labs._describe(eval("lambda x: x + 1")) == "<lambda>"  # no source: the old name
+
+
+def test_a_refusal_names_the_function_as_the_lab_does():
+    import lib.spectral
+    import lib.theory.spectral
+
+    # spectral_overlap is defined in lib.theory.spectral and re-exported by lib.spectral
+    reference = lambda a: lib.spectral.spectral_overlap(a)  # noqa: E731
+    student = lambda a: lib.theory.spectral.spectral_overlap(a)  # noqa: E731
+    assert labs.delegated_call(student, reference) == "lib.spectral.spectral_overlap"
+    # a reference that is the function itself: its shortest public path, as before
+    assert labs.delegated_call(student, lib.theory.spectral.spectral_overlap) == "lib.theory.spectral_overlap"

@@ -2,15 +2,19 @@
 
 import math
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
 import lib
 import lib.attention
-import lib.training as T
+
+_NO_JAX = "JAX is not installed: it is the optional extra of lib.training (pip install 'icl-nonlinear-book[training]')"
+jax = pytest.importorskip("jax", reason=_NO_JAX)
+pytest.importorskip("optax", reason=_NO_JAX)
+import jax.numpy as jnp  # noqa: E402
+
+import lib.training as T  # noqa: E402
 
 
 def _contexts(n=300, d=4, ell=20, teacher="relu", rho=0.1, seed=0):

@@ -44,6 +44,12 @@ def page_title(app, pagename, templatename, context, doctree):
     if title and ("\\(" in title or "math" in title):
         plain = _MATH_SPAN.sub(lambda m: m.group(1), title)
         context["title"] = tex_text.plain(plain)
+    # the print-only header of sphinx-book-theme (#jb-print-docs-body) shows
+    # ``pagetitle``, which the theme sets to the title's text: TeX without its
+    # delimiters ("\\Gam"); this handler runs after the theme's (priority 600)
+    pagetitle = context.get("pagetitle")
+    if pagetitle and "\\" in pagetitle:
+        context["pagetitle"] = tex_text.plain_title(pagetitle)
 
 
 def _main_text(html: str) -> tuple[str, list[list]]:
@@ -53,9 +59,12 @@ def _main_text(html: str) -> tuple[str, list[list]]:
     if main is None:
         return "", []
     # the page's own text: not its header (buttons, the print title with bare TeX), the
-    # "Contents" box, the previous/next links or the footer
+    # "Contents" box, the previous/next links or the footer; nor the source of code
+    # cells (a snippet cut from it was code with raw TeX in its strings): their
+    # outputs stay
     for junk in main.select(
         ".headerlink, script, style, .bd-header-article, #jb-print-docs-body, "
+        "div.cell_input, "
         ".onlyprint, .bd-sidebar-secondary, .prev-next-area, .bd-footer-article, "
         ".toggle-details__summary svg"
     ):
@@ -117,6 +126,12 @@ def _main_text(html: str) -> tuple[str, list[list]]:
                 walk(child)
                 if child.name == "section" and child.get("id"):
                     sections.append([child["id"], start, length])
+                elif child.name == "dl":
+                    # an object of the API reference (its anchor is its <dt>'s id):
+                    # its signature and description, the snippet of its search hit
+                    for dt in child.find_all("dt", recursive=False):
+                        if dt.get("id"):
+                            sections.append([dt["id"], start, length])
 
     walk(main)
     return "".join(pieces), sections
@@ -160,7 +175,7 @@ def write_search_text(app, exception):
 
 def setup(app):
     app.connect("builder-inited", _config_macros)
-    app.connect("html-page-context", page_title)
+    app.connect("html-page-context", page_title, priority=600)
     app.connect("build-finished", write_search_text)
     app.add_js_file("book-search.js", defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -6,7 +6,9 @@
 // the text still has its formulas as raw TeX. book_search.py writes the text of every page,
 // formulas as readable Unicode, to _static/book-search-text.js; this script loads that file
 // (a <script>, which works from disk), answers the search page's requests for book pages
-// from it, and hands Sphinx the stored text instead of parsing a page.
+// from it, and hands Sphinx the stored text instead of parsing a page. A hit on an object
+// of the API reference (a function, a class) gets Sphinx's "(Python function, in ...)"
+// and no snippet: this script adds one, cut from the object's signature and docstring.
 (function () {
   "use strict";
   if (typeof Search === "undefined" || !window.fetch) return;  // not the search page
@@ -59,4 +61,25 @@
     }
     return page.text;
   };
+
+  // snippets for the API reference's objects (Sphinx shows only their description)
+  function objectSnippet(li) {
+    if (li.querySelector("p.context") || !li.querySelector(":scope > span")) return;
+    var link = li.querySelector("a[href]");
+    if (!link) return;
+    var url = new URL(link.getAttribute("href"), location.href);
+    var name = docname(url.href);
+    if (name === null || !url.hash) return;
+    var query = new URLSearchParams(location.search).get("q") || "";
+    var terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+    var summary = Search.makeSearchSummary(MARK + name, terms, decodeURIComponent(url.hash));
+    if (summary) li.appendChild(summary);
+  }
+  loaded.then(function () {
+    var out = document.getElementById("search-results");
+    if (!out) return;
+    var each = function () { out.querySelectorAll("ul.search > li").forEach(objectSnippet); };
+    new MutationObserver(each).observe(out, { childList: true, subtree: true });
+    each();
+  });
 })();

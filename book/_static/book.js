@@ -15,6 +15,11 @@
 // - figures: on a phone, shown at 80 % of their natural size (not ~52 %) in a box that
 //   scrolls sideways with the same cue, see "figures on a narrow screen" below;
 //
+// - figure zoom: a click or tap on a figure opens it in a full-window view at least at
+//   its natural size (larger where the window has room), which pans in both directions;
+//   a tap on it doubles its size (and back), Escape, the close button or a tap beside it
+//   closes the view, see "figure zoom" below;
+//
 // - the sidebar buttons: every "site navigation" (.primary-toggle) and "on this page"
 //   (.secondary-toggle) button works, see "sidebar buttons" below.
 //
@@ -312,6 +317,74 @@
     if (!pending) pending = window.requestAnimationFrame(fitAll);
   }
   window.bookFit = fitAll; // for tests/test_html.py
+
+  // ---- figure zoom ------------------------------------------------------------------
+  // A figure is a link to its image file (book/_ext/html_offline.py). Followed, the link
+  // opened the bare SVG, which a phone browser lays out in its 980-px default viewport:
+  // the figure showed at ~260 CSS px, smaller than in the page. Instead a click opens a
+  // <dialog> over the page: the image at ZOOM_FIT of the window's width, but never
+  // below its natural size (on a phone it is then wider than the screen and pans inside
+  // the view, in both directions); a tap on the image switches to twice that and back.
+  // Without this script the link still opens the file.
+  var ZOOM_FIT = 0.96;
+  var ZOOM_MAX = 2;
+  var zoomView = null;
+  function zoomWidths(img) {
+    var natural = img.naturalWidth || img.width || 600;
+    var fit = Math.min(natural * ZOOM_MAX, window.innerWidth * ZOOM_FIT);
+    var base = Math.max(natural, Math.round(fit));
+    return [base, Math.round(base * 2)];
+  }
+  function closeZoom() {
+    if (zoomView && zoomView.open) zoomView.close();
+  }
+  function openZoom(link) {
+    var src = link.getAttribute("href");
+    var inPage = link.querySelector("img");
+    if (!zoomView) {
+      zoomView = document.createElement("dialog");
+      zoomView.className = "figure-zoom-view";
+      zoomView.setAttribute("aria-label", "Figure at full size");
+      zoomView.innerHTML = '<button type="button" class="figure-zoom-close" ' +
+        'aria-label="Close the figure">\u00d7</button>' +
+        '<div class="figure-zoom-pane"><img alt=""></div>';
+      document.body.appendChild(zoomView);
+      zoomView.querySelector(".figure-zoom-close").addEventListener("click", closeZoom);
+      zoomView.addEventListener("click", function (event) {
+        // a tap beside the image (on the pane or the backdrop) closes the view
+        if (event.target === zoomView ||
+            event.target.classList.contains("figure-zoom-pane")) closeZoom();
+      });
+      zoomView.querySelector("img").addEventListener("click", function (event) {
+        var img = event.currentTarget;
+        var w = zoomWidths(img);
+        var big = img.getAttribute("data-zoom") !== "2";
+        img.setAttribute("data-zoom", big ? "2" : "1");
+        img.style.width = (big ? w[1] : w[0]) + "px";
+      });
+    }
+    var img = zoomView.querySelector("img");
+    img.alt = inPage ? inPage.alt : "";
+    img.setAttribute("data-zoom", "1");
+    var show = function () {
+      img.style.width = zoomWidths(img)[0] + "px";
+      var pane = zoomView.querySelector(".figure-zoom-pane");
+      // start at the top left corner, where the title of a panel and its legend sit
+      pane.scrollLeft = 0;
+      pane.scrollTop = 0;
+    };
+    img.onload = show;
+    img.src = src;
+    if (!zoomView.open) zoomView.showModal();
+    if (img.complete && img.naturalWidth) show();
+  }
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.figure-zoom");
+    if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button) return;
+    event.preventDefault();
+    openZoom(link);
+  });
+  window.bookZoom = openZoom; // for tests/book/test_html_figures.py
 
   // ---- sidebar buttons ----------------------------------------------------------------
   // sphinx-book-theme 1.3 puts a second .primary-toggle (and .secondary-toggle) into the

@@ -194,7 +194,7 @@ def context_ridge_error(
     :math:`\alpha d` standard Gaussian vectors) and :math:`\rho_{\mathrm{ctx}}` is the
     second moment of the part of :math:`y - \hat a_0` that is not :math:`a_1 z` (label
     noise, :math:`a_0 - \hat a_0` and the higher Hermite modes, which act on the fit like
-    noise: the Gaussian-equivalence assumption); it is :math:`\rho_{nl}` without the
+    noise: Gaussian equivalence, proved in chapter 5); it is :math:`\rho_{nl}` without the
     intercept and :math:`\rho_{\mathrm{eq}} = \rho_{nl} - a_0^2` with it. Derivation:
     :math:`e = \rho_{\mathrm{ctx}} + \frac1d E\|\widehat{a_1 w} - a_1 w\|^2`, with
     :math:`\widehat{a_1 w}` the fitted coefficients (Stein's lemma removes the cross

@@ -89,3 +89,29 @@ def test_key_of_the_built_book(tmp_path):
             labs += "lab-solution" in cell.metadata.get("tags", [])
     assert n_ex == exercises
     assert n_sol == starts + labs
+
+
+def test_key_keeps_mathjax_and_drops_the_page_furniture_scripts(tmp_path):
+    # the theme's and the search's scripts expect the book's page around the article:
+    # on the key they raised console errors (an IntersectionObserver on a missing header,
+    # a search file looked up next to the key)
+    html = _book(tmp_path)
+    chapter = html / "book" / "chapter.html"
+    head = (
+        '<script src="../_static/documentation_options.js"></script>'
+        '<link rel="preload" as="script" href="../_static/scripts/bootstrap.js">'
+        '<script src="../_static/scripts/sphinx-book-theme.js"></script>'
+        '<script src="../_static/book-search.js"></script>'
+        "<script>window.MathJax = {};</script>"
+        '<script defer src="../_static/mathjax/tex-chtml.js"></script></head>'
+    )
+    chapter.write_text(chapter.read_text().replace("</head>", head))
+    (html / "intro.html").unlink()  # the chapter's head is the key's
+    path, *_ = answer_key.build(html, tmp_path / "key", root=tmp_path)
+    scripts = [s.get("src") for s in BeautifulSoup(path.read_text(), "html.parser").head.find_all("script")]
+    assert scripts == [
+        "../_build/html/_static/documentation_options.js",
+        None,
+        "../_build/html/_static/mathjax/tex-chtml.js",
+    ]
+    assert 'rel="preload"' not in path.read_text()

@@ -24,7 +24,8 @@ text column:
   never scrolls (it wraps); formulas set smaller by ``book.js`` are fine.
 
 Separate tests run the search page (opened from disk and served) and check that every
-result has a snippet and no raw TeX; open every slide deck of ``make slides``; check
+result has a snippet and no raw TeX; open every slide deck of ``make slides`` and check
+that every slide fits the 1280 x 720 frame; check
 the 1280 px header (one search button, no empty band); and click the header's sidebar
 buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
@@ -671,9 +672,72 @@ def test_search_shows_snippets_without_tex(how):
         assert "Γ" in title and not _TEX.search(title), title
 
 
+# Every slide of a deck, once slides/book-slides.js has fitted them: reveal.js's frame
+# (config width x height) against the slide's content, measured in the slide's own
+# (unscaled) pixels with the slide shown.
+SLIDE_FIT_JS = r"""
+const done = arguments[arguments.length - 1];
+(async () => {
+  for (let i = 0; i < 400 && window.bookSlidesFit !== true; i++)
+    await new Promise(r => setTimeout(r, 50));
+  const {width, height} = Reveal.getConfig();
+  const slides = [...document.querySelectorAll('.reveal .slides > section')];
+  const out = [];
+  for (let i = 0; i < slides.length; i++) {
+    Reveal.slide(i);
+    await new Promise(r => requestAnimationFrame(() => r()));
+    const s = Reveal.getCurrentSlide();
+    const title = s.querySelector('.admonition-title, h1, .figure-caption');
+    out.push({index: i + 1, fit: window.bookSlidesFit === true, frame: [width, height],
+              box: [s.clientWidth, s.clientHeight], content: [s.scrollWidth, s.scrollHeight],
+              scrolls: s.classList.contains('scrolls'), font: s.style.fontSize,
+              nested: s.querySelectorAll('section').length,
+              text: (title || s).textContent.trim().slice(0, 70)});
+  }
+  done(out);
+})().catch(e => done([{fatal: String(e)}]));
+"""
+
+
+def _slide_misfits(slides: list[dict]) -> list[str]:
+    """The slides of one deck (SLIDE_FIT_JS) whose content does not fit reveal's frame."""
+    bad = []
+    for s in slides:
+        if "fatal" in s:
+            return [s["fatal"]]
+        width, height = s["frame"]
+        problems = []
+        if not s["fit"]:
+            problems.append("book-slides.js did not finish")
+        if s["box"] != [width, height]:
+            problems.append(f"slide box {s['box']} is not the frame {width}x{height}")
+        if s["content"][0] > width + 1 or s["content"][1] > height + 1:
+            problems.append(f"content {s['content'][0]}x{s['content'][1]} px")
+        if s["scrolls"]:
+            problems.append("scrolls")
+        if s["nested"]:
+            problems.append(f"{s['nested']} nested <section> (reveal.js takes them for slides)")
+        if problems:
+            bad.append(f"#{s['index']} {s['text']!r}: {', '.join(problems)}")
+    return bad
+
+
+def test_slide_fit_check_catches_overflow():
+    # the check itself, on made-up measurements (no browser)
+    ok = {"index": 1, "fit": True, "frame": [1280, 720], "box": [1280, 720], "content": [1280, 720]}
+    ok |= {"scrolls": False, "nested": 0, "text": "x", "font": ""}
+    assert _slide_misfits([ok]) == []
+    assert _slide_misfits([ok | {"content": [1280, 1575]}]) == ["#1 'x': content 1280x1575 px"]
+    assert "scrolls" in _slide_misfits([ok | {"scrolls": True}])[0]
+    assert "did not finish" in _slide_misfits([ok | {"fit": False}])[0]
+    assert "nested" in _slide_misfits([ok | {"nested": 2}])[0]
+
+
 def test_slides():
     # make slides: every deck opens from the served book, reveal.js and MathJax run (both
-    # from the build), every image loads, nothing comes from outside, no console error
+    # from the build), every image loads, nothing comes from outside, no console error,
+    # and every slide of every deck fits reveal's 1280 x 720 frame (long statements are
+    # split over continuation slides by slides/book-slides.js; none may need to scroll)
     _skip_without_browser_or_book()
     decks = sorted((HTML / "slides").glob("*.html"))
     decks = [d for d in decks if d.name != "index.html"]
@@ -696,20 +760,57 @@ def test_slides():
               .map(e => e.src || e.href).filter(u => !u.startsWith(location.origin))});
     })().catch(e => done({fatal: String(e)}));
     """
+    misfits = {}
     with browser.serve(HTML) as base, browser.chromium(1280, 720) as driver:
-        driver.set_script_timeout(60)
+        driver.set_script_timeout(120)
         for deck in decks:
             driver.get(f"{base}slides/{deck.name}")
             r = driver.execute_async_script(js)
             assert r.get("ready") and r["slides"] >= 3, (deck.name, r)
             assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
-            assert not _console_errors(driver), deck.name
             if deck.name.startswith("lecture"):
                 assert r["typeset"], (deck.name, r)
+            slides = driver.execute_async_script(SLIDE_FIT_JS)
+            assert len(slides) >= 3, (deck.name, slides)
+            if bad := _slide_misfits(slides):
+                misfits[deck.name] = bad
+            assert not _console_errors(driver), deck.name
             # a look at the deck: its third slide (the first statement or figure)
             driver.execute_script("Reveal.slide(2)")
             SHOTS.mkdir(parents=True, exist_ok=True)
             driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}.png"))
+    if misfits:
+        pytest.fail(
+            "slides that do not fit the frame:\n"
+            + "\n".join(f"{deck} {line}" for deck, lines in misfits.items() for line in lines),
+            pytrace=False,
+        )
+
+
+def test_answer_key_opens_without_console_errors():
+    # make answer-key: the key, opened from disk as an instructor prints it, typesets its
+    # math with the book's MathJax and logs no console error
+    _skip_without_browser_or_book()
+    import importlib.util
+    import time
+
+    spec = importlib.util.spec_from_file_location("answer_key", ROOT / "scripts" / "answer_key.py")
+    answer_key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(answer_key)
+    out = HTML.parent / "answer_key_test"
+    path, n_ex, _ = answer_key.build(HTML, out)
+    assert n_ex
+    with browser.chromium(1280, 900) as driver:
+        driver.set_script_timeout(60)
+        driver.get(path.resolve().as_uri())
+        for _ in range(200):
+            if driver.execute_script("return !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
+                break
+            time.sleep(0.05)
+        driver.execute_async_script("const done = arguments[0]; MathJax.startup.promise.then(() => done(1));")
+        assert driver.execute_script("return document.querySelectorAll('mjx-container').length")
+        assert not driver.execute_script("return document.querySelectorAll('mjx-merror').length")
+        assert _console_errors(driver) == []
 
 
 def test_header_at_1280px_has_one_search_button_that_opens_search():

@@ -3,8 +3,10 @@
 import ast
 import copy
 import importlib.util
+import json
 import os
 from pathlib import Path
+from shutil import copytree as shutil_copytree
 
 import nbformat
 import pytest
@@ -191,3 +193,203 @@ def test_the_books_student_notebooks(tmp_path):
                 if "lab-solution" in cell.metadata.get("tags", []):
                     _skeleton_functions_return_none(cell.source)
     assert len(labs_found) >= 9 and "dMMSE predictor" in labs_found
+
+
+def test_instructor_only_passages_are_dropped():
+    text = "Keep.\n\n% instructor-only\nRun `make lab`.\n% end instructor-only\n\nKeep too.\n"
+    assert make_student.strip_instructor_only(text, "x.md") == "Keep.\n\n\nKeep too.\n"
+    assert make_student.strip_instructor_only("No markers.\n", "x.md") == "No markers.\n"
+    for bad, message in (
+        ("% instructor-only\nA\n", "never closed"),
+        ("A\n% end instructor-only\n", "without a start"),
+        ("% instructor-only\n% instructor-only\n% end instructor-only\n", "nested"),
+    ):
+        with pytest.raises(make_student.StudentEditionError, match=message):
+            make_student.strip_instructor_only(bad, "x.md")
+    # in a notebook's markdown cell as well
+    nb = _toy_notebook()
+    nb.cells[0].source += "\n\n% instructor-only\nINSTRUCTOR ONLY\n% end instructor-only"
+    student = make_student.student_notebook(nb, "toy.ipynb")
+    assert not any("INSTRUCTOR ONLY" in c.source for c in student.cells)
+    assert any("Text." in c.source for c in student.cells)
+
+
+#: What the student edition cannot offer (its HTML has no launch buttons; students work
+#: as book/student.md says, not in a clone with make).
+INSTRUCTOR_ONLY_WORDS = ("make lab", "rocket", "launch button", "Binder", "Colab", "pip install -e")
+
+
+def test_student_pages_send_students_only_where_they_can_go(tmp_path):
+    make_student.stage(tmp_path)
+    staged = tmp_path / "src" / "book"
+    for page in ("student.md", "syllabus.md", "teaching.md"):
+        text = (staged / page).read_text(encoding="utf-8")
+        found = [w for w in INSTRUCTOR_ONLY_WORDS if w.lower() in text.lower()]
+        assert not found, f"the student edition's {page} mentions {found}"
+        assert not any(line.strip().startswith("% instructor-only") for line in text.splitlines())
+    # the student page is in both editions' table of contents, linked from the syllabus
+    toc = yaml.safe_load((tmp_path / "src" / "_toc.yml").read_text())
+    front = [c["file"] for c in toc["parts"][0]["chapters"]]
+    assert "book/student" in front
+    assert "{doc}`student`" in (staged / "syllabus.md").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------
+# the student build reuses the instructor build's execution (no second execution)
+# --------------------------------------------------------------------------------------
+def _eval_notebook():
+    """The toy chapter with {eval} roles (one inside a solution) and a plain cell."""
+    nb = _toy_notebook()
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb.cells[1:1] = [
+        code("x_txt, y_txt = '1.5', '2 < 3'"),
+        md("x is {eval}`x_txt`, y is {eval}`y_txt`, x again {eval}`x_txt`."),
+    ]
+    # inside the second solution span: removed in the student edition
+    nb.cells[7].source = "```{solution-start} ex-second\n:class: dropdown\n```\nSo {eval}`x_txt`."
+    return nb
+
+
+def _executed(nb):
+    """The notebook as the instructor build leaves it: every code cell with an output."""
+    done = copy.deepcopy(nb)
+    for i, cell in enumerate(done.cells):
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"OUT{i}\n")]
+            cell.execution_count = i
+    return done
+
+
+RECORD = {
+    "version": 1,
+    "docs": {
+        "book/toy": [
+            {"expr": "x_txt", "text": "1.5"},
+            {"expr": "y_txt", "text": "2 < 3"},
+            {"expr": "x_txt", "text": "1.5"},
+            {"expr": "x_txt", "text": "1.5"},
+        ]
+    },
+}
+
+
+def _toy_book(tmp_path, record=RECORD):
+    root = tmp_path / "root"
+    (root / "book").mkdir(parents=True)
+    for name in ("_config.yml", "references.bib"):
+        (root / name).write_text((ROOT / name).read_text())
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/toy\n")
+    nb = _eval_notebook()
+    nbformat.write(nb, root / "book" / "toy.ipynb")
+    executed = root / "_build" / "jupyter_execute"
+    (executed / "book").mkdir(parents=True)
+    nbformat.write(_executed(nb), executed / "book" / "toy.ipynb")
+    if record is not None:
+        (executed / "book_evals.json").write_text(json.dumps(record))
+    return root, executed
+
+
+def test_student_build_sources_come_from_the_executed_notebooks(tmp_path):
+    root, executed = _toy_book(tmp_path)
+    out = tmp_path / "out"
+    (handout,) = make_student.stage(out, root, executed)
+    # the handed-out notebook: no outputs, the {eval} roles as in the book
+    given = nbformat.read(handout, 4)
+    assert all(c.outputs == [] for c in given.cells if c.cell_type == "code")
+    text = "\n".join(c.source for c in given.cells)
+    assert "{eval}`x_txt`" in text and "eval-recorded" not in text
+    # the build's copy: executed outputs kept, but not those of the lab and its check
+    staged = nbformat.read(out / "src" / "book" / "toy.ipynb", 4)
+    text = "\n".join(c.source for c in staged.cells if c.cell_type == "markdown")
+    assert "{eval}" not in text
+    assert "x is {eval-recorded}`0`, y is {eval-recorded}`1`, x again {eval-recorded}`2`." in text
+    outputs = {c.source.split("\n")[0]: [o.text for o in c.outputs] for c in staged.cells if c.cell_type == "code"}
+    assert outputs["x_txt, y_txt = '1.5', '2 < 3'"] == ["OUT1\n"]
+    assert outputs["import numpy as np"] == ["OUT3\n"]
+    assert outputs["def coefficient(m, n_points=80):"] == []  # the skeleton
+    assert outputs["labs.check(coefficient, lambda m: 0.5, [(1,)], name='a_1 of ReLU')"] == []
+    assert "OUT5" not in json.dumps(outputs)  # the solution's code cell is gone
+    assert make_student.has_solution_content(staged) == []
+    config = yaml.safe_load((out / "src" / "_config.yml").read_text())
+    assert config["execute"]["execute_notebooks"] == "off"
+    assert config["sphinx"]["config"]["book_evals_record"] == "book_evals.json"
+    assert json.loads((out / "src" / "book_evals.json").read_text()) == RECORD
+    assert "book_evals" in config["sphinx"]["local_extensions"]
+
+
+def test_without_an_instructor_build_the_script_says_so(tmp_path, capsys):
+    root, executed = _toy_book(tmp_path, record=None)
+    with pytest.raises(make_student.StudentEditionError, match="make book"):
+        make_student.stage(tmp_path / "out", root, executed)
+    assert make_student.main(["--root", str(root), "--out", str(tmp_path / "out")]) == 2
+    assert "run `make book` first" in capsys.readouterr().err
+
+
+def test_a_chapter_changed_since_the_instructor_build_is_refused(tmp_path):
+    root, executed = _toy_book(tmp_path)
+    nb = nbformat.read(root / "book" / "toy.ipynb", 4)
+    nb.cells[1].source = "x_txt, y_txt = '1.6', '2 < 3'"
+    nbformat.write(nb, root / "book" / "toy.ipynb")
+    with pytest.raises(make_student.StudentEditionError, match="changed since the instructor build"):
+        make_student.stage(tmp_path / "out", root, executed)
+
+
+def test_eval_roles_and_records_must_match():
+    nb = _eval_notebook()
+    entries = RECORD["docs"]["book/toy"]
+    replayed = make_student.replay_evals(nb, entries, "toy")
+    assert "So {eval-recorded}`3`." in replayed.cells[7].source
+    with pytest.raises(make_student.StudentEditionError, match="no value recorded"):
+        make_student.replay_evals(nb, entries[:3], "toy")
+    with pytest.raises(make_student.StudentEditionError, match="not in the notebook"):
+        make_student.replay_evals(nb, [*entries, {"expr": "z_txt", "text": "0"}], "toy")
+
+
+@pytest.mark.slow
+def test_student_html_shows_the_instructor_builds_eval_texts(tmp_path):
+    """End to end on a one-chapter book: inline instructor build, then the student build.
+
+    The student build executes nothing (a cell that would fail if executed is left in
+    place, with the output the instructor build recorded), and its page shows each
+    {eval} value with the same markup as the instructor page.
+    """
+    import re
+    import subprocess
+    import sys
+
+    root = tmp_path / "root"
+    (root / "book").mkdir(parents=True)
+    for name in ("_config.yml", "references.bib"):
+        (root / name).write_text((ROOT / name).read_text())
+    shutil_copytree(ROOT / "book" / "_ext", root / "book" / "_ext")
+    shutil_copytree(ROOT / "book" / "_static", root / "book" / "_static")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/toy\n")
+    nb = _eval_notebook()
+    nb.cells[0].source = "# A chapter\n\nText."
+    nb.cells.insert(
+        4,
+        nbformat.v4.new_code_cell(
+            "import os\nassert 'LIB_BOOK_INSTRUCTOR_RUN' in os.environ, 'executed twice'\nprint('RAN ONCE')"
+        ),
+    )
+    nbformat.write(nb, root / "book" / "toy.ipynb")
+    jb = str(Path(sys.executable).with_name("jupyter-book"))
+    env = {**os.environ, "LIB_BOOK_INSTRUCTOR_RUN": "1"}
+    subprocess.run([jb, "build", str(root), "-W", "-n", "--keep-going"], check=True, env=env, capture_output=True)
+    env.pop("LIB_BOOK_INSTRUCTOR_RUN")
+    out = root / "_build" / "student"
+    assert make_student.main(["--root", str(root), "--out", str(out), "--", "-W", "-n", "--keep-going"]) == 0
+    spans = re.compile(r'<span class="output text_plain">[^<]*</span>')
+    teacher = (root / "_build" / "html" / "book" / "toy.html").read_text()
+    student = (out / "html" / "book" / "toy.html").read_text()
+    assert spans.findall(teacher) == [
+        '<span class="output text_plain">1.5</span>',
+        '<span class="output text_plain">2 &lt; 3</span>',
+        '<span class="output text_plain">1.5</span>',
+        '<span class="output text_plain">1.5</span>',
+    ]
+    assert spans.findall(student) == spans.findall(teacher)[:3]  # the 4th is in a solution
+    # the cell's source and its output, recorded by the instructor build
+    assert student.count("RAN ONCE") == teacher.count("RAN ONCE") == 2
+    assert "AssertionError" not in student
+    assert "{eval" not in student and "eval-recorded" not in student

@@ -80,6 +80,8 @@ def test_setup_cell_first_and_hidden(path):
     tags = cell["metadata"].get("tags", [])
     # hidden in the HTML but still executed by the inline build (remove-cell is not)
     assert "remove-input" in tags and "remove-output" in tags and "remove-cell" not in tags
+    # collapsed in JupyterLab (a bar instead of the code), as in the HTML
+    assert cell["metadata"].get("jupyter") == {"source_hidden": True}
     src = _source(cell)
     assert 'find_spec("lib") is None' in src
     assert CONFIG["repository"]["url"].rstrip("/") in src
@@ -131,7 +133,13 @@ def test_sync_is_idempotent(tmp_path):
     for text in first.values():
         nb = json.loads(text)
         roles = [c["metadata"].get("book_sync") for c in nb["cells"]]
-        assert roles[:2] == ["setup", "macros"] and roles.count(None) == len(roles) - 2
+        assert roles[:2] == ["setup", "macros"]
+        captions = roles.count(sync.CAPTION_ROLE)
+        assert roles.count(None) == len(roles) - 2 - captions
+        # one caption cell right after each named figure cell
+        named = [i for i, c in enumerate(nb["cells"]) if sync.caption_cell(c) is not None]
+        assert captions == len(named)
+        assert all(roles[i + 1] == sync.CAPTION_ROLE for i in named)
 
 
 def test_setup_cell_is_silent_noop():
@@ -226,6 +234,53 @@ def wheel_venv(tmp_path_factory):
     return {"python": py, "kernels": kernels, "site": site}
 
 
+def execute_notebook(nb, km, cwd: Path, *, env: dict | None = None, timeout: int = 240):
+    """Run ``nb`` in a kernel of ``km``, started in ``cwd``; the kernel is shut down after.
+
+    nbclient shuts down only the kernels of the managers it creates: one handed in
+    (``km=``) is left running, idle, after the notebook -- one per notebook test, each
+    holding its chapter's arrays. Here the kernel and the client's channels are stopped
+    once the notebook is done, also when a cell fails or times out. (nbclient's own
+    ``cleanup_kc=True`` deadlocks with a synchronous ``KernelManager``.)
+    """
+    import nbclient
+
+    client = nbclient.NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute(**({} if env is None else {"env": env}))
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
+    return nb
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["passes", "fails"])
+def test_no_kernel_outlives_its_notebook(fails, tmp_path):
+    """The kernel of a notebook run with its own kernel manager is gone afterwards.
+
+    Also when a cell fails: the leak this guards against was 10 idle kernels (3.5 GB)
+    left by the notebook tests until the end of `make test`.
+    """
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from jupyter_client.manager import KernelManager
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nx = os.getpid()")]
+    if fails:
+        nb.cells.append(nbformat.v4.new_code_cell("1 / 0"))
+    km = KernelManager(kernel_name="python3")
+    if fails:
+        with pytest.raises(nbclient.exceptions.CellExecutionError):
+            execute_notebook(nb, km, tmp_path, timeout=60)
+    else:
+        execute_notebook(nb, km, tmp_path, timeout=60)
+        assert nb.cells[0].outputs == []
+    assert km.has_kernel is False and not km.is_alive()
+
+
 HELPER_CELL = """\
 def _book_check_evals(names, cell):
     missing = [n for n in names if n not in globals()]
@@ -246,12 +301,15 @@ assert _where.startswith({site!r}), f"lib imported from {{_where}}, not the whee
 def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
     """Copied out of the repository, the notebook runs with the wheel-installed lib.
 
-    After each markdown cell with ``{eval}`` roles a check cell asserts that every name
-    is bound to a string at that point, as the inline build and jupyterlab-myst read
-    them; the last cell checks that ``lib`` is the installed wheel.
+    This is `make test`'s one execution of each chapter (nbmake's in-repository run
+    is `make test-all`'s): every cell must run without error in a plain kernel, with
+    the per-cell timeout of the book build. After each markdown cell with ``{eval}``
+    roles a check cell asserts that every name is bound to a string at that point, as
+    the inline build and jupyterlab-myst read them; the last cell checks that ``lib``
+    is the installed wheel. The kernel is shut down after the notebook.
     """
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
 
@@ -273,8 +331,9 @@ def test_notebook_runs_from_installed_wheel(path, wheel_venv, tmp_path):
     km = KernelManager(kernel_name="book-wheel", kernel_spec_manager=ksm)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    client = nbclient.NotebookClient(nb, km=km, timeout=240, resources={"metadata": {"path": str(work)}})
-    client.execute(env=env)  # a plain kernel: no PYTHONPATH, cwd outside the repo
+    # a plain kernel: no PYTHONPATH, cwd outside the repository
+    execute_notebook(nb, km, work, env=env, timeout=240)
+    assert not km.is_alive(), "the notebook's kernel outlived its test"
 
 
 def test_check_mode_detects_a_changed_macro(tmp_path):
@@ -298,7 +357,8 @@ def test_check_mode_detects_a_changed_macro(tmp_path):
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_solutions_collapsed(path):
-    """Every cell inside a solution span carries the collapsing metadata; no other does.
+    """Every cell inside a solution span carries the collapsing metadata, every hidden
+    code cell (tag remove-input) outside them its source's; no other cell does.
 
     The cells are those `scripts/sync_notebooks.py` derives from the solution markers:
     run it if this fails.
@@ -311,7 +371,10 @@ def test_solutions_collapsed(path):
     )
     flags = sync.collapse_flags(cells, where)
     for i, (cell, hidden) in enumerate(zip(cells, flags)):
-        expected = sync.COLLAPSED[cell["cell_type"]] if hidden else {}
+        expected = sync.expected_collapse(cell, hidden)
+        tags = cell["metadata"].get("tags", [])
+        if not hidden and cell["cell_type"] == "code" and "remove-input" in tags:
+            assert expected == {"source_hidden": True}
         assert sync.collapse_state(cell) == expected, (
             f"{where}, cell {i}: {'inside' if hidden else 'outside'} a solution span, "
             f"jupyter metadata {sync.collapse_state(cell)}: run scripts/sync_notebooks.py"
@@ -337,14 +400,19 @@ def test_check_mode_detects_collapse_metadata(tmp_path, capsys):
     path = next(p for p in sync.toc_notebooks(root) if any(sync.collapse_flags(_load(p)["cells"])))
     nb = _load(path)
     flags = sync.collapse_flags(nb["cells"])
-    inside, outside = flags.index(True), flags.index(False, 2)
+    inside = flags.index(True)
+    outside = next(
+        i
+        for i, (c, f) in enumerate(zip(nb["cells"], flags))
+        if i >= 2 and not f and "remove-input" not in c["metadata"].get("tags", [])
+    )
     # a solution cell without its metadata
     del nb["cells"][inside]["metadata"]["jupyter"]
     path.write_text(sync.dumps(nb), encoding="utf-8")
     capsys.readouterr()
     assert sync.main(["--root", str(root), "--check"]) == 1
     out = capsys.readouterr().out
-    assert path.name in out and f"solution collapse metadata of cells [{inside}]" in out
+    assert path.name in out and f"collapse metadata of cells [{inside}]" in out
     assert sync.main(["--root", str(root)]) == 0
     assert sync.main(["--root", str(root), "--check"]) == 0
     # a cell outside every span with it
@@ -356,6 +424,41 @@ def test_check_mode_detects_collapse_metadata(tmp_path, capsys):
     assert "jupyter" not in _load(path)["cells"][outside]["metadata"]
 
 
+def test_check_mode_detects_hidden_code_and_notebook_metadata(tmp_path, capsys):
+    """`--check` fails on a hidden code cell shown in full, or on a notebook whose
+    kernelspec is not the one JupyterLab writes (which marked it modified on opening)."""
+    root = _book_copy(tmp_path)
+    assert sync.main(["--root", str(root)]) == 0
+    path = sync.toc_notebooks(root)[0]
+    nb = _load(path)
+    check = next(
+        i
+        for i, c in enumerate(nb["cells"])
+        if i >= 2 and c["cell_type"] == "code" and "remove-input" in c["metadata"].get("tags", [])
+    )
+    assert nb["cells"][check]["metadata"]["jupyter"] == {"source_hidden": True}
+    assert nb["metadata"]["kernelspec"] == sync.KERNELSPEC
+    assert {k: v for k, v in nb["metadata"]["language_info"].items() if k != "version"} == sync.LANGUAGE_INFO
+    del nb["cells"][check]["metadata"]["jupyter"]
+    nb["metadata"]["kernelspec"]["display_name"] = "Python 3"
+    path.write_text(sync.dumps(nb), encoding="utf-8")
+    capsys.readouterr()
+    assert sync.main(["--root", str(root), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert f"collapse metadata of cells [{check}]" in out and "notebook metadata" in out
+    assert sync.main(["--root", str(root)]) == 0
+    assert sync.main(["--root", str(root), "--check"]) == 0
+
+
+def test_notebook_metadata_keeps_a_stored_python_version():
+    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3"}, "language_info": {"name": "python"}}
+    out = sync.notebook_metadata(meta)
+    assert out["kernelspec"] == sync.KERNELSPEC and out["language_info"] == sync.LANGUAGE_INFO
+    meta["language_info"]["version"] = "3.11.7"
+    assert sync.notebook_metadata(meta)["language_info"]["version"] == "3.11.7"
+    assert sync.notebook_metadata(sync.notebook_metadata(meta)) == sync.notebook_metadata(meta)
+
+
 def _md(text, **extra):
     return {
         "cell_type": "markdown",
@@ -365,12 +468,12 @@ def _md(text, **extra):
     }
 
 
-def _code(text):
+def _code(text, tags=None):
     return {
         "cell_type": "code",
         "id": "c",
         "execution_count": None,
-        "metadata": {},
+        "metadata": {"tags": tags} if tags else {},
         "outputs": [],
         "source": text,
     }
@@ -396,9 +499,10 @@ def test_collapse_rules_on_a_synthetic_notebook():
         _md(START.replace("ex-a", "ex-b"), id="e"),  # start marker only: visible
         _code("z = 3"),  # inside
         _md(END + "\n\nText after.", id="f"),  # end marker first: visible
+        _code("assert True", ["remove-input", "remove-output"]),  # a hidden check
     ]
     out = sync.with_collapsed_solutions(cells, "synthetic")
-    assert [c["id"] for c in out] == ["a", "c", "b", "d", "d-2", "c", "e", "c", "f"]
+    assert [c["id"] for c in out] == ["a", "c", "b", "d", "d-2", "c", "e", "c", "f", "c"]
     assert [sync.collapse_state(c) for c in out] == [
         {},
         {"source_hidden": True, "outputs_hidden": True},
@@ -409,7 +513,9 @@ def test_collapse_rules_on_a_synthetic_notebook():
         {},
         {"source_hidden": True, "outputs_hidden": True},
         {},
+        {"source_hidden": True},  # a hidden check: its source collapsed, no bar comment
     ]
+    assert "".join(out[-1]["source"]) == "assert True"
     assert "".join(out[3]["source"]) == "\nSo it is.\n" + END
     assert "".join(out[4]["source"]).startswith("````{exercise} B")
     assert "".join(out[2]["source"]) == "\nThe answer is 1."

@@ -20,9 +20,18 @@ _spec.loader.exec_module(prose)
 # the pages held to the targets (the lead adds the others as they are rewritten)
 CHECKED = (
     "book/intro.md",
+    "book/hermite/basics.ipynb",
+    "book/linear/index.md",
+    "book/linear/model.ipynb",
+    "book/linear/learning_curves.ipynb",
     "book/equivalence/index.md",
     "book/equivalence/theorem.ipynb",
     "book/equivalence/verification.ipynb",
+    "book/regimes/finite_data.ipynb",
+    "book/regimes/task_diversity.ipynb",
+    "book/beyond/spectral.ipynb",
+    "book/trained/networks.ipynb",
+    "book/appendix/random_matrices.ipynb",
 )
 
 LONG = " ".join(["word"] * 45)

@@ -1,0 +1,329 @@
+"""Write the chapters as notebooks for plain Jupyter front ends (Colab, VS Code, GitHub).
+
+Those front ends render CommonMark and math, but not MyST: an ``{eval}`` role shows as
+its raw text, a ``{prf:theorem}`` block as a code listing. From the instructor build
+(``make book``: its executed notebooks in ``_build/jupyter_execute``, the ``{eval}``
+texts ``book/_ext/book_evals.py`` recorded there, and the HTML in ``_build/html``) this
+script writes, for every chapter of the table of contents,
+
+- ``<out>/instructor/<chapter>.ipynb``: the executed notebook, outputs kept;
+- ``<out>/student/<chapter>.ipynb``: its student edition (``scripts/make_student.py``:
+  no solutions, lab skeletons, the outputs of the labs and their checks cleared);
+
+with the Markdown made portable: every ``{eval}`` role replaced by the text the book
+shows; the MyST directives (theorems, definitions, exercises, admonitions, figures,
+math, code) turned into plain Markdown (a bold title and the body as a quotation, a
+figure as an image with its caption); ``{ref}``, ``{numref}``, ``{prf:ref}``,
+``{eq}`` and ``{doc}`` turned into links to the page of the HTML book, with the number
+or title the book shows; ``{cite:t}``/``{cite:p}`` into author-year text linked to the
+bibliography; ``{term}``, ``{index}`` into their text. Code cells are unchanged.
+
+The HTML book's address comes from ``repository.url`` in ``_config.yml`` (the single
+source of addresses): ``https://github.com/OWNER/REPO`` is published at
+``https://OWNER.github.io/REPO/`` (``--base-url`` overrides it).
+
+Usage (``make portable``, after ``make book``)::
+
+    python scripts/make_portable.py [--root .] [--out _build/portable] [--base-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:
+    sys.path.insert(0, str(_HERE))
+import make_student  # noqa: E402
+import sync_notebooks  # noqa: E402
+
+ROOT = _HERE.parent
+
+#: directive name -> the title shown for it (prf:* and the admonitions)
+TITLES = {
+    "prf:theorem": "Theorem",
+    "prf:lemma": "Lemma",
+    "prf:proposition": "Proposition",
+    "prf:corollary": "Corollary",
+    "prf:definition": "Definition",
+    "prf:conjecture": "Conjecture",
+    "prf:remark": "Remark",
+    "prf:assumption": "Assumption",
+    "prf:example": "Example",
+    "prf:property": "Property",
+    "prf:observation": "Observation",
+    "prf:criterion": "Criterion",
+    "prf:axiom": "Axiom",
+    "prf:algorithm": "Algorithm",
+    "prf:proof": "Proof",
+    "exercise": "Exercise",
+    "solution": "Solution",
+    "note": "Note",
+    "tip": "Tip",
+    "hint": "Hint",
+    "important": "Important",
+    "warning": "Warning",
+    "caution": "Caution",
+    "attention": "Attention",
+    "danger": "Danger",
+    "error": "Error",
+    "seealso": "See also",
+    "admonition": "",
+    "dropdown": "",
+}
+_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:.-]+)\}\s*(?P<arg>.*)$")
+_OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*)$")
+_ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}`(?P<text>[^`]*)`")
+_LABEL_LINE = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
+_EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+
+
+def book_url(config: dict) -> str:
+    """The HTML book's address, derived from ``repository.url``."""
+    url = config["repository"]["url"].rstrip("/")
+    m = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+)", url)
+    if not m:
+        raise ValueError(f"repository.url {url!r}: not https://github.com/OWNER/REPO; give --base-url")
+    return f"https://{m.group(1).lower()}.github.io/{m.group(2)}/"
+
+
+def anchors(html_dir: Path) -> dict[str, tuple[str, str]]:
+    """Every ``id`` of the built HTML -> (page, the number or title the book shows)."""
+    found: dict[str, tuple[str, str]] = {}
+    for page in sorted(html_dir.rglob("*.html")):
+        rel = page.relative_to(html_dir).as_posix()
+        if rel.startswith(("_", "genindex", "search", "slides/")):
+            continue
+        text = page.read_text(encoding="utf-8", errors="replace")
+        ids = list(re.finditer(r'\bid="([^"]+)"', text))
+        # an element's number is read up to the next element with an id (index
+        # targets, <span id="index-N">, sit inside the element: not a boundary)
+        bounds = [m.start() for m in ids if not m.group(1).startswith("index-")] + [len(text)]
+        for m in ids:
+            end = next(b for b in bounds if b > m.start())
+            seg = text[m.end() : min(end, m.end() + 800)]
+            shown = re.search(r'caption-number">([^<]*)<|class="eqno">(\([^)<]*\))', seg)
+            label = ""
+            if shown:
+                label = (shown.group(1) or shown.group(2) or "").strip()
+            elif seg.lstrip(">\n ").startswith("<h"):
+                h = re.search(r"<h\d[^>]*>(.*?)</h\d>", seg, re.S)
+                label = re.sub(r"<[^>]+>|¶|#", "", h.group(1)).strip() if h else ""
+            found.setdefault(m.group(1), (rel, html.unescape(label)))
+    return found
+
+
+def cite_texts(bib: Path) -> dict[str, tuple[str, str]]:
+    """bibtex key -> (authors as cited, year), from the book's references.bib."""
+    from pybtex.database import parse_file
+
+    out = {}
+    for key, entry in parse_file(str(bib)).entries.items():
+        people = entry.persons.get("author", []) or entry.persons.get("editor", [])
+        last = [" ".join(p.prelast_names + p.last_names).replace("{", "").replace("}", "") for p in people]
+        if len(last) > 2:
+            who = f"{last[0]} et al."
+        elif len(last) == 2:
+            who = f"{last[0]} and {last[1]}"
+        else:
+            who = last[0] if last else key
+        out[key] = (who, entry.fields.get("year", "n.d."))
+    return out
+
+
+class Portable:
+    """Turns one chapter's Markdown into portable Markdown."""
+
+    def __init__(self, base: str, ids: dict, cites: dict, docname: str):
+        self.base, self.ids, self.cites, self.docname = base, ids, cites, docname
+
+    def page_url(self, doc: str) -> str:
+        return self.base + doc + ".html"
+
+    def link(self, target: str, text: str | None, kind: str) -> str:
+        anchor = f"equation-{target}" if kind == "eq" else target
+        page, shown = self.ids.get(anchor, ("", ""))
+        if kind == "eq":
+            shown = shown or f"({target})"
+        text = text or shown or target
+        if not page:
+            return text
+        return f"[{text}]({self.base}{page}#{anchor})"
+
+    def role(self, m: re.Match) -> str:
+        name, text = m.group("name"), m.group("text")
+        explicit = _EXPLICIT.match(text)
+        shown, target = (explicit.group("text"), explicit.group("target")) if explicit else (None, text)
+        if name in ("ref", "numref", "prf:ref", "eq", "numref"):
+            return self.link(target.strip(), shown, "eq" if name == "eq" else name)
+        if name == "doc":
+            doc = (Path(self.docname).parent / target).as_posix()
+            doc = re.sub(r"[^/]+/\.\./", "", doc)
+            page, title = self.ids.get(f"doc:{doc}", ("", ""))
+            return f"[{shown or title or target}]({self.page_url(doc)})"
+        if name.startswith("cite"):
+            keys = [k.strip() for k in target.split(",")]
+            parts = []
+            for key in keys:
+                who, year = self.cites.get(key, (key, ""))
+                parts.append(f"{who} ({year})" if name == "cite:t" else f"{who}, {year}")
+            body = "; ".join(parts)
+            body = body if name == "cite:t" else f"({body})"
+            return f"[{body}]({self.base}book/bibliography.html)"
+        if name == "math":
+            return f"${text}$"
+        if name in ("term", "index", "abbr", "sub", "sup", "kbd", "guilabel", "eval-recorded"):
+            return shown or text
+        return shown or text
+
+    def roles(self, text: str) -> str:
+        return _ROLE.sub(self.role, text)
+
+    def markdown(self, source: str) -> str:
+        """The portable form of one markdown cell's source."""
+        lines = source.split("\n")
+        out, i = [], 0
+        while i < len(lines):
+            line = lines[i]
+            m = _OPEN.match(line)
+            if _LABEL_LINE.match(line):
+                i += 1
+                continue
+            if not m:
+                out.append(self.roles(re.sub(r"(\$\$)\s*\([\w:.-]+\)\s*$", r"\1", line)))
+                i += 1
+                continue
+            fence, name, arg = m.group("fence"), m.group("name"), m.group("arg").strip()
+            j, options = i + 1, {}
+            while j < len(lines) and _OPTION.match(lines[j]):
+                key, value = _OPTION.match(lines[j]).groups()
+                options[key] = value
+                j += 1
+            body, depth = [], 1
+            while j < len(lines):
+                inner = _OPEN.match(lines[j])
+                stripped = lines[j].strip()
+                if inner and inner.group("fence")[0] == fence[0] and len(inner.group("fence")) == len(fence):
+                    depth += 1
+                elif stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+                    depth -= 1
+                    if depth == 0:
+                        break
+                body.append(lines[j])
+                j += 1
+            out.extend(self.directive(name, arg, options, "\n".join(body)).split("\n"))
+            i = j + 1
+        return "\n".join(out)
+
+    def directive(self, name: str, arg: str, options: dict, body: str) -> str:
+        label = options.get("label") or options.get("name")
+        anchor = f'<a id="{label}"></a>' if label else ""
+        if name in ("math",):
+            return f"$$\n{body.strip()}\n$$"
+        if name in ("code", "code-block", "code-cell", "sourcecode"):
+            return f"```{arg}\n{body}\n```"
+        if name in ("index", "glossary-index", "tableofcontents", "solution-end", "bibliography"):
+            return ""
+        if name == "solution-start":
+            return "**Solution.**"
+        if name == "figure":
+            caption = self.roles(self.markdown(body)).strip()
+            shown = self.ids.get(label, ("", ""))[1] if label else ""
+            return f"{anchor}\n\n![{html.escape(caption[:80])}]({arg})\n\n*{shown + ' ' if shown else ''}{caption}*"
+        if name == "glossary":
+            return self.markdown(body)
+        title = TITLES.get(name, name.split(":")[-1].capitalize())
+        shown = self.ids.get(label, ("", ""))[1] if label else ""
+        head = " ".join(x for x in (shown or title, f"({self.roles(arg)})" if arg and title else self.roles(arg)) if x)
+        inner = self.markdown(body).strip()
+        quoted = "\n".join(f"> {ln}" if ln else ">" for ln in inner.split("\n"))
+        return f"{anchor}\n\n> **{head}.**\n>\n{quoted}\n" if inner else f"{anchor}\n\n> **{head}.**\n"
+
+
+def portable_notebook(nb: nbformat.NotebookNode, converter: Portable) -> nbformat.NotebookNode:
+    """The notebook with every markdown cell made portable (code cells unchanged)."""
+    out = nbformat.from_dict(nb)
+    out = nbformat.v4.upgrade(out) if out.nbformat < 4 else out
+    for cell in out.cells:
+        if cell.cell_type == "markdown":
+            cell.source = converter.markdown(cell.source).strip("\n")
+    return out
+
+
+def with_values(nb: nbformat.NotebookNode, entries: list[dict], name: str) -> nbformat.NotebookNode:
+    """The notebook with each ``{eval}`` role replaced by its recorded text."""
+    recorded = make_student.replay_evals(nb, entries, name)
+    for cell in recorded.cells:
+        if cell.cell_type == "markdown":
+            cell.source = re.sub(
+                r"\{eval-recorded\}`(\d+)`",
+                lambda m: entries[int(m.group(1))]["text"],
+                cell.source,
+            )
+    return recorded
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=ROOT)
+    parser.add_argument("--build", type=Path, default=None, help="the instructor build (default <root>/_build)")
+    parser.add_argument("--out", type=Path, default=None, help="default <build>/portable")
+    parser.add_argument("--base-url", default=None)
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    build = (args.build or root / "_build").resolve()
+    out = (args.out or build / "portable").resolve()
+    executed, html_dir = build / "jupyter_execute", build / "html"
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    base = args.base_url or book_url(config)
+    base = base if base.endswith("/") else base + "/"
+    try:
+        record = make_student.load_record(executed)
+        if not (html_dir / "objects.inv").is_file():
+            raise make_student.StudentEditionError(f"no HTML book in {html_dir}: run `make book` first")
+    except make_student.StudentEditionError as err:
+        print(f"make_portable: {err}", file=sys.stderr)
+        return 2
+    ids = anchors(html_dir)
+    for page_path in html_dir.rglob("*.html"):
+        page = page_path.relative_to(html_dir).as_posix()
+        text = page_path.read_text(encoding="utf-8", errors="replace")
+        title = re.search(r"<title>(.*?)(?:&#8212;|—|</title>)", text, re.S)
+        doc = page[: -len(".html")]
+        ids[f"doc:{doc}"] = (page, html.unescape(title.group(1)).strip() if title else doc)
+    cites = cite_texts(root / "references.bib")
+    if out.exists():
+        shutil.rmtree(out)
+    count = 0
+    for path in sync_notebooks.toc_notebooks(root):
+        rel = path.relative_to(root)
+        docname = rel.with_suffix("").as_posix()
+        name = rel.as_posix()
+        source = nbformat.read(path, as_version=4)
+        try:
+            done = make_student.executed_copy(source, executed / rel, name)
+            done = with_values(done, record.get(docname, []), name)
+            student = make_student.student_notebook(done, name, keep_outputs=True)
+        except make_student.StudentEditionError as err:
+            print(f"make_portable: {err}", file=sys.stderr)
+            return 2
+        converter = Portable(base, ids, cites, docname)
+        for edition, nb in (("instructor", done), ("student", student)):
+            target = out / edition / rel.relative_to("book")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(portable_notebook(nb, converter), target)
+        count += 1
+    print(f"{count} chapters, instructor and student notebooks for plain Jupyter, in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

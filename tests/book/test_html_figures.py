@@ -1,0 +1,221 @@
+"""Figures and titles of the built book on a phone, in print and in search.
+
+- a figure's zoom (book/_static/book.js) opens it over the page at least at its natural
+  size, in a view that pans when the figure is wider than the window, without leaving
+  the page; Escape closes it (html: after ``make book``, headless chromium);
+- a legend that matplotlib places itself stays in the part of a figure a phone shows
+  before scrolling (``lib.plotting.PHONE_VISIBLE``), unless it would cover data there
+  that the usual place leaves free (no browser needed);
+- the print-only title of every page has no TeX ("\\Gam" in 2.1; html);
+- search hits on the API reference's objects have a snippet, and no snippet is the
+  source of a code cell (html).
+
+The browser tests reuse the helpers of tests/book/test_html.py (the built book at
+``BOOK_HTML``, default ``_build/html``; ``BOOK_PAGES`` to check only some pages).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_html import (  # noqa: E402  (the sibling module, after the path line)
+    _TEX,
+    HTML,
+    ONLY,
+    PHONE,
+    SEARCH_JS,
+    WIDE,
+    _console_errors,
+    _skip_without_browser_or_book,
+    browser,
+)
+
+from lib import plotting  # noqa: E402
+
+# Opens every figure of the page (at most MAX_FIGS) with a real click on its image and
+# measures the zoom view; returns one record per figure.
+ZOOM_JS = r"""
+const done = arguments[arguments.length - 1];
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+(async () => {
+  for (let i = 0; i < 100 && !document.documentElement.dataset.bookFit; i++) await sleep(50);
+  const imgs = [...document.querySelectorAll('article a.figure-zoom > img')].slice(0, 3);
+  await Promise.all(imgs.map(i => i.complete ? null :
+    new Promise(r => { i.onload = i.onerror = r; })));
+  const href = location.href, out = [];
+  for (const img of imgs) {
+    img.scrollIntoView({block: 'center'});
+    img.click();
+    const view = document.querySelector('dialog.figure-zoom-view');
+    const big = view && view.querySelector('img');
+    for (let i = 0; i < 60 && !(big && big.complete && big.naturalWidth &&
+      big.getBoundingClientRect().width > 0); i++) await sleep(50);
+    const pane = view && view.querySelector('.figure-zoom-pane');
+    out.push({
+      src: img.getAttribute('src'), open: !!(view && view.open), stayed: location.href === href,
+      natural: big ? big.naturalWidth : 0,
+      shown: big ? Math.round(big.getBoundingClientRect().width) : 0,
+      paneWidth: pane ? pane.clientWidth : 0, paneScroll: pane ? pane.scrollWidth : 0,
+    });
+    if (view && view.open) view.close();
+  }
+  done(out);
+})().catch(e => done([{fatal: String(e)}]));
+"""
+
+
+def _figure_pages() -> list[str]:
+    pages = browser.all_pages(HTML)
+    if ONLY:
+        pages = [p for p in pages if any(p.startswith(o) for o in ONLY)]
+    return [p for p in pages if "figure-zoom" in (HTML / p).read_text(encoding="utf-8")]
+
+
+@pytest.mark.html
+def test_zoom_opens_figures_at_natural_size_and_pans():
+    _skip_without_browser_or_book()
+    pages = _figure_pages()
+    assert pages, "no page with a figure"
+    bad = []
+    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
+        driver.set_script_timeout(60)
+        for page in pages:
+            for width in (PHONE, WIDE):
+                driver.set_window_size(width, 900)
+                driver.get(base + page)
+                records = driver.execute_async_script(ZOOM_JS)
+                if not records or driver.current_url != base + page:
+                    # a click that follows the link leaves the page (the bare SVG)
+                    bad.append(f"{page} @{width}px: no zoom view measured, at {driver.current_url}")
+                for f in records:
+                    where = f"{page} @{width}px {f.get('src')}"
+                    if f.get("fatal") or not (f["open"] and f["stayed"]):
+                        bad.append(f"{where}: the view did not open over the page: {f}")
+                    elif f["shown"] < f["natural"] - 1:
+                        bad.append(f"{where}: shown {f['shown']} px < natural {f['natural']} px")
+                    elif f["natural"] > f["paneWidth"] and f["paneScroll"] <= f["paneWidth"]:
+                        bad.append(f"{where}: wider than the window but does not pan: {f}")
+                errors = _console_errors(driver)
+                if errors:
+                    bad.append(f"{page} @{width}px: console errors {errors}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.html
+def test_zoom_view_closes_with_escape():
+    _skip_without_browser_or_book()
+    pages = _figure_pages()
+    if not pages:
+        pytest.skip("no page with a figure")
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    with browser.serve(HTML) as base, browser.chromium(PHONE) as driver:
+        driver.get(base + pages[0])
+        img = driver.find_element(By.CSS_SELECTOR, "article a.figure-zoom > img")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", img)
+        img.click()
+        is_open = "const v = document.querySelector('dialog.figure-zoom-view'); return !!(v && v.open)"
+        assert driver.execute_script(is_open)
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        assert not driver.execute_script(is_open)
+
+
+@pytest.mark.html
+def test_print_titles_have_no_tex():
+    # sphinx-book-theme prints the page title as text (#jb-print-docs-body): the title of
+    # 2.1 printed "\Gam" (book/_ext/book_search.py writes it with formulas as text)
+    _skip_without_browser_or_book()
+    bad = {}
+    head = re.compile(r'<div id="jb-print-docs-body"[^>]*>\s*<h1>(.*?)</h1>', re.DOTALL)
+    for page in browser.all_pages(HTML):
+        m = head.search((HTML / page).read_text(encoding="utf-8"))
+        if m and _TEX.search(m.group(1)):
+            bad[page] = m.group(1).strip()
+    assert not bad, f"print titles with TeX: {bad}"
+
+
+# a line of Python source (an attribute call on a name, a keyword argument with a
+# string) or a TeX command: what a snippet cut from a code cell looked like
+_CODE = re.compile(r"\b[a-z_]\w*\.\w+\(|\w+=r?[\"']|\\[A-Za-z]{2,}")
+
+
+@pytest.mark.html
+@pytest.mark.parametrize("query", ["new_figure", "legend"])
+def test_search_snippets_for_api_objects_and_not_code(query):
+    _skip_without_browser_or_book()
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(browser.serve(HTML))
+        driver = stack.enter_context(browser.chromium(WIDE))
+        driver.set_script_timeout(60)
+        driver.get(f"{base}search.html?q={query}")
+        found = driver.execute_async_script(SEARCH_JS)
+        assert not found.get("fatal"), found
+        results = found["results"]
+        assert results, (query, found)
+        no_snippet = [r["title"] for r in results if len(r["snippet"].strip()) < 40]
+        assert not no_snippet, f"{query}: hits without a snippet: {no_snippet}"
+        code = [r for r in results if _CODE.search(r["snippet"])]
+        assert not code, f"{query}: snippets that look like code or TeX: {code[:3]}"
+        if query == "new_figure":
+            assert any(r["object"] for r in results), results
+        assert not _console_errors(driver)
+
+
+# ---- legends (matplotlib; no browser) --------------------------------------------------
+def _legend_box(fig, ax):
+    fig.canvas.draw()
+    return ax.get_legend().get_window_extent(fig.canvas.get_renderer())
+
+
+def test_automatic_legend_stays_in_a_phones_view():
+    # a falling curve leaves the upper right free, where "best" put the legend (out of
+    # a phone's view, Fig. 7.3); the book's axes put it in the left PHONE_VISIBLE
+    fig, ax = plotting.new_figure(height=2.8)
+    x = np.logspace(-1, 1, 30)
+    ax.plot(x, 0.2 + 1 / (1 + x), label="theory")
+    ax.plot(x, 0.25 + 1 / (1 + x), "o", label="simulation")
+    ax.axhline(0.2, ls=":", label="floor")
+    ax.set_xscale("log")
+    ax.legend(fontsize=8)
+    box = _legend_box(fig, ax)
+    assert box.x1 <= plotting.PHONE_VISIBLE * fig.bbox.width + 1
+    # nothing of the data under it
+    assert plotting._data_hits(ax, box) == 0
+    # the same figure with plain matplotlib axes: "best" is at the upper right
+    fig2, ax2 = plotting.new_figure(height=2.8, subplot_kw={"axes_class": matplotlib.axes.Axes})
+    for line in ax.get_lines():
+        ax2.plot(*line.get_data(), ls=line.get_linestyle(), marker=line.get_marker(), label=line.get_label())
+    ax2.set_xscale("log")
+    ax2.legend(fontsize=8)
+    assert _legend_box(fig2, ax2).x1 > plotting.PHONE_VISIBLE * fig2.bbox.width
+
+
+def test_legend_keeps_an_explicit_place_and_avoids_data():
+    # data all over the left part: the legend goes where "best" finds room
+    fig, ax = plotting.new_figure(height=2.8)
+    xx = np.linspace(0.0, 1.0, 400)
+    for k in range(6):
+        ax.plot(xx[:260], np.full(260, k / 5), label=f"c{k}")
+    ax.set_xlim(0.0, 1.0)
+    ax.legend()
+    box = _legend_box(fig, ax)
+    assert plotting._data_hits(ax, box) == 0
+    assert box.x1 > plotting.PHONE_VISIBLE * fig.bbox.width
+    # an explicit loc is kept
+    fig, ax = plotting.new_figure(height=2.8)
+    ax.plot([0, 1], [1, 0], label="a")
+    ax.legend(loc="upper right")
+    box = _legend_box(fig, ax)
+    assert box.x1 > 0.9 * ax.bbox.x1

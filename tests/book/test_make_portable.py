@@ -1,0 +1,116 @@
+"""Tests for scripts/make_portable.py: chapters for plain Jupyter front ends."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("make_portable", ROOT / "scripts/make_portable.py")
+make_portable = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_portable)
+
+CHAPTER = [
+    ("code", "x_txt = '0.25'"),
+    (
+        "markdown",
+        "(sec-a)=\n## A section\n\nThe gap is {eval}`x_txt`, see {prf:ref}`thm-a`, {eq}`eq-a`,\n"
+        "{numref}`fig-a`, {ref}`the section <sec-a>`, {doc}`other` and {cite:t}`lu2025asymptotic`.\n\n"
+        "```{prf:theorem} A result\n:label: thm-a\n\nIt holds, with {term}`ICL error`.\n\n"
+        ":::{note}\nNested, {eval}`x_txt`.\n:::\n```\n\n"
+        "$$\na = b\n$$ (eq-a)\n\n"
+        "```{figure} fig.png\n:name: fig-a\n\nA caption.\n```",
+    ),
+    ("markdown", "````{exercise} One\n:label: ex-a\nDo it.\n````\n\n```{solution-start} ex-a\n:class: dropdown\n```"),
+    ("code", "print('SOLUTION CODE')"),
+    ("markdown", "```{solution-end}\n```\n\n```{admonition} Careful\nText.\n```"),
+]
+PAGE = """<html><head><title>A chapter &#8212; book</title></head><body>
+<section id="sec-a"><h2>A section<a class="headerlink" href="#sec-a">#</a></h2>
+<div class="proof theorem admonition" id="thm-a"><span id="index-0"></span>
+<p class="admonition-title"><span class="caption-number">Theorem 3.1 </span> (A result)</p></div>
+<div class="math notranslate nohighlight" id="equation-eq-a"><span class="eqno">(3.2)</span></div>
+<figure id="fig-a"><figcaption><span class="caption-number">Fig. 4 </span></figcaption></figure>
+</section></body></html>"""
+
+
+def _book(tmp_path):
+    root = tmp_path / "root"
+    (root / "book").mkdir(parents=True)
+    for name in ("_config.yml", "references.bib"):
+        (root / name).write_text((ROOT / name).read_text())
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/toy\n")
+    nb = nbformat.v4.new_notebook()
+    new = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}
+    nb.cells = [new[kind](src) for kind, src in CHAPTER]
+    nbformat.write(nb, root / "book" / "toy.ipynb")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="RAN\n")]
+    build = root / "_build"
+    (build / "jupyter_execute" / "book").mkdir(parents=True)
+    nbformat.write(nb, build / "jupyter_execute" / "book" / "toy.ipynb")
+    record = {"version": 1, "docs": {"book/toy": [{"expr": "x_txt", "text": "0.25"}] * 2}}
+    (build / "jupyter_execute" / "book_evals.json").write_text(json.dumps(record))
+    (build / "html" / "book").mkdir(parents=True)
+    (build / "html" / "objects.inv").write_bytes(b"")
+    (build / "html" / "book" / "toy.html").write_text(PAGE)
+    (build / "html" / "book" / "other.html").write_text("<title>Other page &#8212; book</title>")
+    return root
+
+
+def _html(nb) -> str:
+    """The notebook as a plain front end shows it (nbconvert, or CommonMark cells)."""
+    try:
+        from nbconvert import HTMLExporter
+    except ImportError:  # not a book requirement: CommonMark, what Jupyter renders
+        from markdown_it import MarkdownIt
+
+        md = MarkdownIt("commonmark", {"html": True})
+        return "\n".join(md.render(c.source) if c.cell_type == "markdown" else c.source for c in nb.cells)
+    return HTMLExporter().from_notebook_node(nb)[0]
+
+
+def test_portable_notebooks_have_no_myst_left(tmp_path):
+    root = _book(tmp_path)
+    assert make_portable.main(["--root", str(root)]) == 0
+    base = make_portable.book_url(yaml.safe_load((root / "_config.yml").read_text()))
+    assert base.startswith("https://") and base.endswith("/")
+    for edition in ("instructor", "student"):
+        nb = nbformat.read(root / "_build" / "portable" / edition / "toy.ipynb", 4)
+        page = _html(nb)
+        for raw in ("{eval}", ":::{", "```{", "{prf:", "{ref}", "{eq}", "{cite", "{doc}", "{term}"):
+            assert raw not in page, (edition, raw)
+        text = "\n".join(c.source for c in nb.cells)
+        assert "The gap is 0.25" in text and "Nested, 0.25." in text
+        assert f"[Theorem 3.1]({base}book/toy.html#thm-a)" in text
+        assert f"[(3.2)]({base}book/toy.html#equation-eq-a)" in text
+        assert f"[Fig. 4]({base}book/toy.html#fig-a)" in text
+        assert f"[the section]({base}book/toy.html#sec-a)" in text
+        assert f"[Other page]({base}book/other.html)" in text
+        assert "**Theorem 3.1 (A result).**" in text and "> **Note.**" in text
+        assert "**Careful.**" in text and "![A caption.](fig.png)" in text
+        (first,) = [c for c in nb.cells if c.cell_type == "code" and c.source == "x_txt = '0.25'"]
+        assert first.outputs[0]["text"] == "RAN\n"  # code unchanged, executed outputs kept
+        assert ("SOLUTION CODE" in text) == (edition == "instructor")
+
+
+def test_without_an_instructor_build_the_script_says_so(tmp_path, capsys):
+    root = _book(tmp_path)
+    (root / "_build" / "jupyter_execute" / "book_evals.json").unlink()
+    assert make_portable.main(["--root", str(root)]) == 2
+    assert "make book" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("https://github.com/Org/repo-name", "https://org.github.io/repo-name/"),
+        ("https://github.com/org/repo/", "https://org.github.io/repo/"),
+    ],
+)
+def test_book_url_from_the_repository(url, expected):
+    assert make_portable.book_url({"repository": {"url": url}}) == expected
