@@ -284,9 +284,6 @@ class _BookAxes(Axes):
 
     _book_auto_legend = False
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-
     def legend(self, *args: Any, **kwargs: Any):
         """:meth:`matplotlib.axes.Axes.legend`; see the class for ``loc``."""
         auto = (
