@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import jax
@@ -52,8 +53,6 @@ from lib.training_runs import (
     summarize_runs,
 )
 
-jax.config.update("jax_enable_x64", True)
-
 __all__ = [
     "ATTENTIONS",
     "DATA_DIR",
@@ -61,6 +60,7 @@ __all__ = [
     "TrainedAttention",
     "TrainedTransformer",
     "TrainingDivergedError",
+    "context_moments",
     "context_vectors",
     "least_squares_gamma",
     "load_runs",
@@ -70,10 +70,12 @@ __all__ = [
     "summarize_runs",
     "train_linear_attention",
     "train_transformer",
+    "LA_INITS",
+    "V21_MODES",
 ]
 
-#: Attention types of :func:`train_transformer`.
-ATTENTIONS = ("softmax", "linear")
+#: Attention types of :func:`train_transformer` (``"none"``: the context-free control).
+ATTENTIONS = ("softmax", "linear", "none")
 #: Optimizers of :func:`train_linear_attention`.
 OPTIMIZERS = ("adam", "gd")
 
@@ -228,23 +230,103 @@ def reduced_predict(gamma: Any, X: Any, y: Any, x_query: Any) -> np.ndarray:
     return lib.attention.predict(gamma, x_query, features)
 
 
-def _la_predict(W_kq: jnp.ndarray, v22: jnp.ndarray, c: jnp.ndarray, xq: jnp.ndarray) -> jnp.ndarray:
+def context_moments(X: Any, y: Any) -> np.ndarray:
+    """The context second-moment matrices ``C = (1/ell) sum_i z_i z_i^T``, ``z_i = [x_i; y_i]``.
+
+    All that a context contributes to the prediction of the full linear attention
+    (every block of ``W_pv``'s last row trained, ``v21`` included):
+    ``y_hat = [v21; v22]^T C W_kq[:, :d] x_q``. Its last column is
+    :func:`context_vectors`' ``c``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ell, d)
+    y : array_like, shape (n, ell)
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d + 1, d + 1)
+    """
+    X = _as_float_array("X", X, 3)
+    y = _as_float_array("y", y, 2)
+    if y.shape != X.shape[:2]:
+        raise ValueError(f"y must have shape (n, ell) = {X.shape[:2]} to match X; got shape {y.shape}")
+    Z = np.concatenate([X, y[..., None]], axis=2)
+    return np.einsum("nla,nlb->nab", Z, Z) / X.shape[1]
+
+
+def _la_split(W_kq: np.ndarray, W_pv: np.ndarray) -> dict:
+    """The trainable leaves: ``W_kq``, the rows of ``W_pv`` that never reach the prediction, ``v21``, ``v22``."""
+    return {"W_kq": W_kq, "pv_rest": W_pv[:-1], "v21": W_pv[-1, :-1], "v22": W_pv[-1, -1]}
+
+
+def _la_join(params: dict) -> tuple[np.ndarray, np.ndarray]:
+    W_pv = np.concatenate([np.asarray(params["pv_rest"]), np.append(np.asarray(params["v21"]), params["v22"])[None]])
+    return np.asarray(params["W_kq"]), W_pv
+
+
+def _la_predict_stats(params: dict, stats: jnp.ndarray, xq: jnp.ndarray, v21: str) -> jnp.ndarray:
+    """Predictions from ``c`` (``v21 = "zero"``, stats ``(n, D)``) or ``C`` (``"train"``, ``(n, D, D)``)."""
     d = xq.shape[1]
-    return v22 * jnp.einsum("na,ab,nb->n", c, W_kq[:, :d], xq)
+    kx = jnp.einsum("ab,nb->na", params["W_kq"][:, :d], xq)
+    if v21 == "zero":
+        return params["v22"] * jnp.einsum("na,na->n", stats, kx)
+    v = jnp.concatenate([params["v21"], params["v22"][None]])
+    return jnp.einsum("b,nba,na->n", v, stats, kx)
 
 
-def _la_loss(params: dict, c: jnp.ndarray, xq: jnp.ndarray, yq: jnp.ndarray, wd: float) -> jnp.ndarray:
+def _la_loss(params: dict, stats: jnp.ndarray, xq: jnp.ndarray, yq: jnp.ndarray, wd: Any, v21: str) -> jnp.ndarray:
     """Mean squared error of the query label plus ``wd (||W_kq||_F^2 + ||W_pv||_F^2)``."""
-    r = yq - _la_predict(params["W_kq"], params["W_pv"][-1, -1], c, xq)
-    penalty = jnp.sum(params["W_kq"] ** 2) + jnp.sum(params["W_pv"] ** 2)
+    r = yq - _la_predict_stats(params, stats, xq, v21)
+    penalty = sum(jnp.sum(a**2) for a in jax.tree_util.tree_leaves(params))
     return jnp.mean(r**2) + wd * penalty
 
 
-def _la_mask(D: int) -> dict:
-    """Which entries train: everything except ``v21 = W_pv[d, :d]``, held at zero."""
-    m = np.ones((D, D))
-    m[-1, :-1] = 0.0
-    return {"W_kq": jnp.ones((D, D)), "W_pv": jnp.asarray(m)}
+def _la_optimizer(optimizer: str, lr: Any, steps: int, v21: str) -> optax.GradientTransformation:
+    """Adam (step size decaying from ``lr`` to ``lr/1000``) or SGD; ``v21`` frozen by ``optax.multi_transform`` when ``"zero"``."""
+    if optimizer == "adam":
+        tx = optax.adam(optax.exponential_decay(lr, transition_steps=steps, decay_rate=1e-3))
+    else:
+        tx = optax.sgd(lr)
+    labels = {"W_kq": "train", "pv_rest": "train", "v21": "train" if v21 == "train" else "frozen", "v22": "train"}
+    return optax.multi_transform({"train": tx, "frozen": optax.set_to_zero()}, labels)
+
+
+@partial(jax.jit, static_argnames=("optimizer", "steps", "v21", "length"))
+def _la_scan(params, opt_state, stats, xq, yq, lr, wd, *, optimizer: str, steps: int, v21: str, length: int):
+    """``length`` optimization steps of :func:`train_linear_attention` in one compiled ``lax.scan``.
+
+    Module level, the data as arguments: one compilation per (shapes, optimizer, steps,
+    v21, length), shared by every call.
+    """
+    tx = _la_optimizer(optimizer, lr, steps, v21)
+
+    def one_step(carry, _):
+        p, s = carry
+        loss, g = jax.value_and_grad(_la_loss)(p, stats, xq, yq, wd, v21)
+        upd, s = tx.update(g, s, p)
+        return (optax.apply_updates(p, upd), s), loss
+
+    (params, opt_state), losses = jax.lax.scan(one_step, (params, opt_state), None, length=length)
+    return params, opt_state, losses
+
+
+def _la_init(gen: np.random.Generator, D: int, init: str, init_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    if init == "random":
+        W_kq = init_scale * gen.standard_normal((D, D))
+        W_pv = init_scale * gen.standard_normal((D, D))
+        W_pv[-1, :-1] = 0.0
+        W_pv[-1, -1] = 1.0
+        return W_kq, W_pv
+    # Zhang, Frei and Bartlett's initialization: W_pv = s e_D e_D^T, W_kq = s [T T^T / ||T T^T||_F, 0; 0, 0]
+    d = D - 1
+    T = gen.standard_normal((d, d))
+    TT = T @ T.T
+    W_kq = np.zeros((D, D))
+    W_kq[:d, :d] = init_scale * TT / np.linalg.norm(TT)
+    W_pv = np.zeros((D, D))
+    W_pv[-1, -1] = init_scale
+    return W_kq, W_pv
 
 
 @dataclass(frozen=True)
@@ -254,12 +336,14 @@ class TrainedAttention:
     Attributes
     ----------
     W_kq, W_pv : numpy.ndarray, shape (d + 1, d + 1)
-        The trained key-query and projection-value matrices (``W_pv[d, :d] = 0``).
+        The trained key-query and projection-value matrices (``W_pv[d, :d] = 0`` when
+        trained with ``v21="zero"``).
     history : numpy.ndarray, shape (steps,)
         Training loss at each step, before its update (mean squared error plus the
         weight-decay term).
     settings : dict
-        ``steps, lr, weight_decay, optimizer, init_scale, n, d, ell, seconds``.
+        ``steps, lr, weight_decay, optimizer, init, init_scale, v21, n, d, ell,
+        final_loss, seconds``.
     """
 
     W_kq: np.ndarray
@@ -269,20 +353,29 @@ class TrainedAttention:
 
     @property
     def gamma(self) -> np.ndarray:
-        """The reduced ``Gamma = v22 [K11^T / d, k21]`` (:func:`lib.attention.gamma_from_weights`)."""
+        """The reduced ``Gamma = v22 [K11^T / d, k21]`` (:func:`lib.attention.gamma_from_weights`; ``v21`` must be 0)."""
         return lib.attention.gamma_from_weights(self.W_kq, self.W_pv)
 
     def predict(self, X: Any, y: Any, x_query: Any) -> np.ndarray:
         """Predicted query labels, shape (n,), for contexts ``X (n, ell, d)``, ``y (n, ell)``, ``x_query (n, d)``.
 
-        Equal to :func:`lib.attention.linear_attention` on the embedded contexts.
+        Equal to :func:`lib.attention.linear_attention` on the embedded contexts:
+        ``(1/ell) sum_i (v21^T x_i + v22 y_i) z_i^T W_kq[:, :d] x_q``.
         """
         X, y, x_query = _check_contexts_arrays(X, y, x_query)
         d = self.W_kq.shape[0] - 1
         if X.shape[2] != d:
             raise ValueError(f"X must have d = {d} columns (the trained dimension); got shape {X.shape}")
-        c = context_vectors(X, y)
-        return self.W_pv[-1, -1] * np.einsum("na,ab,nb->n", c, self.W_kq[:, :d], x_query)
+        kx = np.einsum("ab,nb->na", self.W_kq[:, :d], x_query)  # W_kq z_q, shape (n, d + 1)
+        scores = np.einsum("nld,nd->nl", X, kx[:, :d]) + y * kx[:, d:]  # z_i^T W_kq z_q
+        values = np.einsum("nld,d->nl", X, self.W_pv[-1, :d]) + self.W_pv[-1, -1] * y
+        return np.einsum("nl,nl->n", values, scores) / X.shape[1]
+
+
+#: Blocks of ``W_pv``'s last row trained by :func:`train_linear_attention` (``"zero"``: v21 held at 0).
+V21_MODES = ("zero", "train")
+#: Initializations of :func:`train_linear_attention`.
+LA_INITS = ("random", "zfb")
 
 
 def train_linear_attention(
@@ -294,29 +387,50 @@ def train_linear_attention(
     rng: Any = None,
     optimizer: str = "adam",
     init_scale: float = 1e-3,
+    v21: str = "zero",
+    init: str = "random",
 ) -> TrainedAttention:
-    """Train the full linear-attention weights ``(W_kq, W_pv)`` on a pretraining set.
+    """Train the linear-attention weights ``(W_kq, W_pv)`` on a pretraining set.
 
-    The model is :func:`lib.attention.linear_attention` on tokens ``Z = [x; y]`` with the
-    query's label zeroed: ``y_hat = (1/ell) sum_i (W_pv z_i)_{d+1} z_i^T W_kq z_q``. The
-    block ``v21 = W_pv[d, :d]`` is held at zero (the reduced model's assumption, without
-    which no ``Gamma`` reproduces the prediction; see
-    :func:`lib.attention.gamma_from_weights`); every other entry is trained, by
-    full-batch Adam (``optimizer="adam"``, step size decaying exponentially from ``lr``
-    to ``lr / 1000``) or plain gradient descent (``"gd"``, constant ``lr``), on
+    The model is :func:`lib.attention.linear_attention` on tokens ``z_i = [x_i; y_i]``
+    with the query's label zeroed, ``z_q = [x_q; 0]``:
+
+    .. math:: \\hat y = \\frac1\\ell \\sum_{i=1}^\\ell (v_{21}^\\top x_i + v_{22} y_i)\\,
+              z_i^\\top W_{kq} z_q ,
+
+    with ``[v21^T, v22]`` the last row of ``W_pv``. Two versions:
+
+    - ``v21="zero"`` (default): ``v21`` is held at zero, the reduced model in factored
+      form (without it no ``Gamma`` reproduces the prediction; see
+      :func:`lib.attention.gamma_from_weights`); the prediction is
+      ``v22 c^T W_kq[:, :d] x_q`` with ``c`` of :func:`context_vectors`.
+    - ``v21="train"``: every block is trained, ``v21`` included; the prediction is
+      ``[v21; v22]^T C W_kq[:, :d] x_q`` with ``C`` of :func:`context_moments`. The term
+      ``v21^T C_xx K11 x_q`` reads the context tokens' second moments; ``.gamma`` is then
+      undefined.
+
+    The frozen block gets no update (``optax.multi_transform`` with ``set_to_zero``).
+    Training is full-batch Adam (``optimizer="adam"``, step size decaying exponentially
+    from ``lr`` to ``lr / 1000``) or plain gradient descent (``"gd"``, constant ``lr``), on
 
     .. math:: L = \\frac1n \\sum_{\\mu=1}^n \\big(y^\\mu_{\\ell+1} - \\hat y^\\mu\\big)^2
               + \\omega \\big(\\|W_{kq}\\|_F^2 + \\|W_{pv}\\|_F^2\\big) .
 
-    Initialization: ``W_kq`` and the rows of ``W_pv`` that do not reach the prediction
-    have i.i.d. ``N(0, init_scale^2)`` entries, ``v22 = W_pv[d, d] = 1``. The prediction
-    is ``v22 x_q^T K^T c`` with ``K = W_kq[:, :d]``, so gradient descent moves ``K`` only
-    within the span of the data directions: from a small ``init_scale`` it finds (at
-    ``tau < 1``) the minimum-norm interpolant plus ``v22`` times the part of the
-    initialization the data never see.
+    Initialization (``init``):
 
-    Weight decay on the factors is not ridge on ``Gamma``: at a minimum of ``L`` the
-    factors are balanced and
+    - ``"random"``: ``W_kq`` and the rows of ``W_pv`` that do not reach the prediction
+      have i.i.d. ``N(0, init_scale^2)`` entries, ``v21 = 0``, ``v22 = 1``. The prediction
+      (at ``v21 = 0``) is ``v22 x_q^T K^T c`` with ``K = W_kq[:, :d]``, so gradient
+      descent moves ``K`` only within the span of the data directions: from a small
+      ``init_scale`` it finds (at ``tau < 1``) the minimum-norm interpolant plus ``v22``
+      times the part of the initialization the data never see.
+    - ``"zfb"``: the initialization of Zhang, Frei and Bartlett (2024; ``zhang2024trained`` in the bibliography): ``W_pv = s e e^T``
+      (only ``v22 = s`` nonzero), ``W_kq`` zero except its top-left block
+      ``s Theta Theta^T / ||Theta Theta^T||_F`` with ``Theta`` a ``d x d`` Gaussian matrix,
+      ``s = init_scale``.
+
+    Weight decay on the factors is not ridge on ``Gamma``: at a minimum of ``L`` (with
+    ``v21 = 0``) the factors are balanced and
     ``min {v22^2 + ||K11||_F^2 + ||k21||^2 : Gamma fixed} = 2 sqrt(d^2 ||Gamma_1||_F^2 +
     ||gamma_2||^2)``, a norm (not its square) of a rescaled ``Gamma``; the entries that
     do not reach the prediction decay to zero.
@@ -336,12 +450,17 @@ def train_linear_attention(
         Random source of the initialization.
     optimizer : {"adam", "gd"}
     init_scale : float
-        Standard deviation of the initial weights (> 0).
+        Scale of the initial weights (> 0), see ``init``.
+    v21 : {"zero", "train"}
+        Whether ``v21 = W_pv[d, :d]`` is held at zero (the reduced model) or trained.
+    init : {"random", "zfb"}
+        The initialization, see above.
 
     Returns
     -------
     TrainedAttention
-        ``.gamma``, ``.predict(X, y, x_query)``, ``.history``, ``.settings``.
+        ``.gamma`` (``v21="zero"`` only), ``.predict(X, y, x_query)``, ``.history``,
+        ``.settings``.
 
     Raises
     ------
@@ -351,12 +470,13 @@ def train_linear_attention(
 
     See Also
     --------
-    lib.attention.fit_gamma : the least-squares / ridge ``Gamma`` this training reaches at ``tau > 1``.
+    lib.attention.fit_gamma : the least-squares / ridge ``Gamma`` this training reaches at ``tau > 1`` (``v21 = 0``).
     least_squares_gamma : ``fit_gamma`` on exactly the same pretraining set.
 
     Notes
     -----
-    Float64 throughout. Cost per step ``O(n d^2)``. Used in:
+    Float64, inside the scoped ``jax.enable_x64(True)`` context (the process-wide JAX
+    setting is left alone). Cost per step ``O(n d^2)``. Used in:
     :doc:`chapter 7 </book/trained/networks>`.
     """
     X, y, xq, yq = _unpack_contexts(contexts)
@@ -365,60 +485,50 @@ def train_linear_attention(
     wd = check_scalar("weight_decay", weight_decay, low=0)
     optimizer = _check_choice("optimizer", optimizer, OPTIMIZERS)
     init_scale = check_scalar("init_scale", init_scale, low=0, low_open=True)
+    v21 = _check_choice("v21", v21, V21_MODES)
+    init = _check_choice("init", init, LA_INITS)
     gen = as_rng(rng)
     n, ell, d = X.shape
     D = d + 1
     t0 = time.perf_counter()
-
-    W_kq = init_scale * gen.standard_normal((D, D))
-    W_pv = init_scale * gen.standard_normal((D, D))
-    W_pv[-1, :-1] = 0.0
-    W_pv[-1, -1] = 1.0
-    params = {"W_kq": jnp.asarray(W_kq), "W_pv": jnp.asarray(W_pv)}
-    c, xq_j, yq_j = jnp.asarray(context_vectors(X, y)), jnp.asarray(xq), jnp.asarray(yq)
-    mask = _la_mask(D)
-    if optimizer == "adam":
-        schedule = optax.exponential_decay(lr, transition_steps=steps, decay_rate=1e-3)
-        tx = optax.adam(schedule)
-    else:
-        tx = optax.sgd(lr)
-    opt_state = tx.init(params)
-    grad_fn = jax.value_and_grad(_la_loss)
-
-    def one_step(carry, _):
-        p, s = carry
-        loss, g = grad_fn(p, c, xq_j, yq_j, wd)
-        g = jax.tree_util.tree_map(lambda a, m: a * m, g, mask)
-        upd, s = tx.update(g, s, p)
-        return (optax.apply_updates(p, upd), s), loss
-
-    runners: dict[int, Any] = {}
-    first = float(_la_loss(params, c, xq_j, yq_j, wd))
-    history = np.empty(steps)
-    done = 0
-    while done < steps:
-        k = min(_CHUNK, steps - done)
-        if k not in runners:
-            runners[k] = jax.jit(lambda carry, k=k: jax.lax.scan(one_step, carry, None, length=k))
-        (params, opt_state), losses = runners[k]((params, opt_state))
-        history[done : done + k] = np.asarray(losses)
-        _check_history(history[done : done + k], done, first, lr)
-        done += k
-    final = float(_la_loss(params, c, xq_j, yq_j, wd))
+    W_kq, W_pv = _la_init(gen, D, init, init_scale)
+    stats_np = context_vectors(X, y) if v21 == "zero" else context_moments(X, y)
+    with jax.enable_x64(True):
+        f64 = jnp.float64
+        params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, f64), _la_split(W_kq, W_pv))
+        stats, xq_j, yq_j = jnp.asarray(stats_np, f64), jnp.asarray(xq, f64), jnp.asarray(yq, f64)
+        lr_j, wd_j = jnp.asarray(lr, f64), jnp.asarray(wd, f64)
+        opt_state = _la_optimizer(optimizer, lr_j, steps, v21).init(params)
+        first = float(_la_loss(params, stats, xq_j, yq_j, wd_j, v21))
+        history = np.empty(steps)
+        done = 0
+        while done < steps:
+            k = min(_CHUNK, steps - done)
+            params, opt_state, losses = _la_scan(
+                params, opt_state, stats, xq_j, yq_j, lr_j, wd_j, optimizer=optimizer, steps=steps, v21=v21, length=k
+            )
+            history[done : done + k] = np.asarray(losses)
+            _check_history(history[done : done + k], done, first, lr)
+            done += k
+        final = float(_la_loss(params, stats, xq_j, yq_j, wd_j, v21))
+        params = jax.tree_util.tree_map(np.asarray, params)
     _check_history(np.array([final]), steps, first, lr)
     settings = {
         "steps": steps,
         "lr": lr,
         "weight_decay": wd,
         "optimizer": optimizer,
+        "init": init,
         "init_scale": init_scale,
+        "v21": v21,
         "n": n,
         "d": d,
         "ell": ell,
         "final_loss": final,
         "seconds": time.perf_counter() - t0,
     }
-    return TrainedAttention(np.asarray(params["W_kq"]), np.asarray(params["W_pv"]), history, settings)
+    W_kq, W_pv = _la_join(params)
+    return TrainedAttention(W_kq, W_pv, history, settings)
 
 
 # ----------------------------------------------------------------------------------------
@@ -460,7 +570,7 @@ def _attend(layer: dict, h_query: jnp.ndarray, h_keys: jnp.ndarray, attention: s
     m = h_keys.shape[-1]
     q = h_query @ layer["Wq"]
     k = h_keys @ layer["Wk"]
-    v = jax.nn.gelu(h_keys @ layer["V1"] + layer["V1_b"]) @ layer["V2"] + layer["V2_b"]
+    v = _value(layer, h_keys)
     s = jnp.einsum("bqm,blm->bql", q, k) / math.sqrt(m)
     if attention == "softmax":
         a = jax.nn.softmax(s, axis=-1)
@@ -469,10 +579,26 @@ def _attend(layer: dict, h_query: jnp.ndarray, h_keys: jnp.ndarray, attention: s
     return jnp.einsum("bql,blm->bqm", a, v)
 
 
+def _value(layer: dict, h: jnp.ndarray) -> jnp.ndarray:
+    """The value MLP ``V(h) = W_2 gelu(W_1 h + b_1) + b_2`` of a layer."""
+    return jax.nn.gelu(h @ layer["V1"] + layer["V1_b"]) @ layer["V2"] + layer["V2_b"]
+
+
+def _readout(params: dict, hq: jnp.ndarray) -> jnp.ndarray:
+    return jax.nn.gelu(hq @ params["out1"] + params["out1_b"]) @ params["out2"] + params["out2_b"]
+
+
 def _tf_forward(params: dict, X: jnp.ndarray, y: jnp.ndarray, xq: jnp.ndarray, attention: str) -> jnp.ndarray:
     """Predictions ``(B,)`` for contexts ``X (B, ell, d)``, ``y (B, ell)``, queries ``xq (B, d)``."""
     d = X.shape[-1]
     scale = math.sqrt(d)  # tokens enter as [sqrt(d) x; y]: entries of order one
+    if attention == "none":
+        # the context-free control: the query token alone, through the same embedding,
+        # the value MLP of each layer (as a residual block) and the readout
+        hq = jnp.concatenate([scale * xq, jnp.zeros_like(xq[:, :1])], axis=-1) @ params["embed"] + params["embed_b"]
+        for layer in params["layers"]:
+            hq = hq + _value(layer, hq)
+        return _readout(params, hq)
     tokens = jnp.concatenate([scale * X, y[..., None]], axis=-1)
     query = jnp.concatenate([scale * xq, jnp.zeros_like(xq[:, :1])], axis=-1)[:, None, :]
     h = tokens @ params["embed"] + params["embed_b"]
@@ -485,9 +611,7 @@ def _tf_forward(params: dict, X: jnp.ndarray, y: jnp.ndarray, xq: jnp.ndarray, a
             h = h_new
         else:
             hq = hq + _attend(layer, hq, h, attention)
-    hq = hq[:, 0, :]
-    out = jax.nn.gelu(hq @ params["out1"] + params["out1_b"]) @ params["out2"] + params["out2_b"]
-    return out
+    return _readout(params, hq[:, 0, :])
 
 
 @dataclass(frozen=True)
@@ -591,6 +715,13 @@ def train_transformer(
     ``attention="linear"`` this is an MLP on the tokens, then linear attention, then a
     readout: the architecture of Oko et al. (2024) in this model.
 
+    ``attention="none"`` is the context-free control: the same embedding, value MLPs
+    (each applied to the query token as a residual block, ``h_q <- h_q + V(h_q)``),
+    readout and training, but no attention, so the prediction is a function of ``x_q``
+    alone. At finite ``d`` the best such function, ``E[y | x_q]``, is not zero (for
+    ``h2`` it is ``(|x_q|^2 - 1)/sqrt(2)``); this network measures how much of a trained
+    transformer's error is reached without reading the context.
+
     Training: Adam with step size ``lr`` (cosine decay to ``lr / 10``) on the squared
     error of the query label, over ``steps`` mini-batches of ``batch`` new contexts drawn
     with :func:`lib.samplers.sample_contexts` (several steps' contexts per call): a fresh task per context when
@@ -612,7 +743,8 @@ def train_transformer(
     layers : {1, 2}
     width : int
         Hidden width ``m`` (>= 2).
-    attention : {"softmax", "linear"}
+    attention : {"softmax", "linear", "none"}
+        ``"none"``: no attention (the context-free control, see above).
     steps, batch : int
         Optimization steps and contexts per step (>= 1).
     lr : float
