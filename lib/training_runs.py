@@ -480,3 +480,183 @@ def welch_interval(
         "t": t,
         "p": 2.0 * stats.t.sf(np.abs(t), dof),
     }
+
+
+# ----------------------------------------------------------------------------------------
+# 6. the controls and full_la sweeps: paired differences on a common test set
+# ----------------------------------------------------------------------------------------
+
+__all__ += ["paired_gain", "paired_difference", "loss_curve"]
+
+
+def _t_summary(v: np.ndarray, level: float) -> dict[str, Any]:
+    m = int(v.size)
+    se = float(v.std(ddof=1) / math.sqrt(m)) if m > 1 else math.nan
+    dof = m - 1
+    half = float(stats.t.ppf(0.5 + level / 2, dof) * se) if m > 1 else math.nan
+    t = float(v.mean() / se) if m > 1 and se > 0 else math.nan
+    p = float(2.0 * stats.t.sf(abs(t), dof)) if m > 1 and se > 0 else math.nan
+    return {"mean": float(v.mean()), "se": se, "dof": dof, "half": half, "t": t, "p": p, "count": m}
+
+
+def paired_gain(
+    rows: list[dict[str, Any]], column: str = "diff_cf", level: float = 0.95, **equal: Any
+) -> dict[str, Any]:
+    r"""Mean over seeds of a per-row paired difference on the common test set, with its t-interval.
+
+    The sweeps ``controls`` and ``full_la`` of ``scripts/make_training.py`` test every
+    row on one common test set per (teacher, d, alpha) and store, per row, the mean over
+    that test set of the paired difference ``e_model - e_baseline`` of squared errors
+    (``diff_cf``: the context-free predictor ``E[y | x_q]``; ``diff_hand``: the hand-made
+    in-context estimator; ``diff_gamma``: ``fit_gamma``'s Gamma on as many contexts;
+    ``diff_ls``: the least-squares Gamma on the same pretraining set) and its test-set
+    standard error ``<column>_se``. For the ``m`` matching rows (seeds) with differences
+    :math:`\Delta_s` this returns :math:`\bar\Delta \pm t_{m-1}\, s/\sqrt m` (:math:`s` the
+    standard deviation over seeds): the uncertainty from training. The test set is shared
+    by the seeds, so its own uncertainty does not average out; it is reported apart as
+    ``"test_se"``, the root mean square of the rows' ``<column>_se``.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows.
+    column : str
+        A paired-difference column (``"diff_cf"``, ``"diff_hand"``, ``"diff_gamma"``,
+        ``"diff_ls"``).
+    level : float
+        Confidence level, in (0, 1).
+    **equal
+        The selection (:func:`select_runs`), e.g. ``kind="softmax", teacher="h2", d=8,
+        alpha=4, series="alpha"``; it should leave one row per seed.
+
+    Returns
+    -------
+    dict
+        ``"mean"``, ``"se"`` (over seeds), ``"dof"`` (``m - 1``), ``"half"`` (half-width of
+        the t-interval), ``"t"``, ``"p"`` (two-sided, of a zero mean), ``"count"`` and
+        ``"test_se"``. A negative mean: the model's error is below the baseline's.
+
+    Raises
+    ------
+    ValueError
+        If nothing matches, a matching row lacks the column, two rows share a seed
+        (``draw``), or ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    chosen = select_runs(rows, **equal)
+    if not chosen:
+        raise ValueError(f"no rows match {equal!r}")
+    draws = [r.get("draw") for r in chosen]
+    if len(set(draws)) != len(draws):
+        raise ValueError(f"the selection {equal!r} has several rows per draw {sorted(draws)}; select further")
+    try:
+        v = np.array([float(r[column]) for r in chosen])
+        se = np.array([float(r.get(column + "_se", math.nan)) for r in chosen])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"column must be a numeric paired-difference column of the rows; got {column!r}") from exc
+    out = _t_summary(v, level)
+    out["test_se"] = float(np.sqrt(np.mean(se**2)))
+    return out
+
+
+def paired_difference(
+    rows: list[dict[str, Any]],
+    a: dict[str, Any],
+    b: dict[str, Any],
+    value: str = "icl",
+    pair_by: tuple[str, ...] = ("draw",),
+    level: float = 0.95,
+    **equal: Any,
+) -> dict[str, Any]:
+    r"""Difference of ``value`` between two selections, paired by seed, with its t-interval.
+
+    The rows matching ``equal`` and ``a`` and those matching ``equal`` and ``b`` are
+    paired by the columns ``pair_by`` (the draw: in ``controls`` and ``full_la`` the rows
+    of one draw share the training seed, and every row of a (teacher, d, alpha) the test
+    set). For ``m`` pairs with differences :math:`\delta_s = a_s - b_s` the result is
+    :math:`\bar\delta \pm t_{m-1}\, s/\sqrt m` with :math:`m - 1` degrees of freedom.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows.
+    a, b : dict
+        The two selections (e.g. ``{"kind": "softmax"}`` and ``{"kind": "none"}``).
+    value : str
+        The column compared (default ``"icl"``).
+    pair_by : tuple of str
+        Columns that identify a pair.
+    level : float
+        Confidence level, in (0, 1).
+    **equal
+        The selection common to both (e.g. ``teacher="h2", d=8, alpha=4, series="alpha"``).
+
+    Returns
+    -------
+    dict
+        ``"mean"`` (of ``a - b``), ``"se"``, ``"dof"``, ``"half"``, ``"t"``, ``"p"``,
+        ``"count"`` (pairs) and ``"pairs"`` (the ``pair_by`` values used, sorted).
+
+    Raises
+    ------
+    ValueError
+        If a side has two rows with the same ``pair_by`` values, no pair is complete, or
+        ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Unpaired rows (a seed present on one side only) are left out. Used in:
+    :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        raise TypeError(f"a and b must be dicts of column values; got {type(a).__name__} and {type(b).__name__}")
+    sides = []
+    for name, sel in (("a", a), ("b", b)):
+        chosen = select_runs(rows, **{**equal, **sel})
+        by_key: dict[tuple, float] = {}
+        for r in chosen:
+            key = tuple(r.get(k) for k in pair_by)
+            if key in by_key:
+                raise ValueError(f"selection {name} = {sel!r} (with {equal!r}) has two rows with {pair_by} = {key}")
+            by_key[key] = float(r[value])
+        sides.append(by_key)
+    keys = sorted(set(sides[0]) & set(sides[1]))
+    if not keys:
+        raise ValueError(f"no complete pair: a = {a!r} and b = {b!r} (with {equal!r}) share no {pair_by}")
+    out = _t_summary(np.array([sides[0][k] - sides[1][k] for k in keys]), level)
+    out["pairs"] = keys
+    return out
+
+
+def loss_curve(row: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The stored training-loss curve of a ``controls`` / ``full_la`` row.
+
+    Parameters
+    ----------
+    row : dict
+        A :func:`load_runs` row with the columns ``loss_every`` (``k``) and
+        ``loss_curve`` (the loss averaged over consecutive windows of ``k`` steps, as
+        JSON).
+
+    Returns
+    -------
+    steps, loss : numpy.ndarray
+        The last step of each window and the window's mean loss.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    import json
+
+    try:
+        k = int(float(row["loss_every"]))
+        loss = np.asarray(json.loads(row["loss_curve"]), dtype=float)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError("row must have the columns loss_every and loss_curve (a controls or full_la row)") from exc
+    return k * np.arange(1, loss.size + 1), loss
