@@ -261,6 +261,60 @@ def test_done_when_relu_d12():
     assert abs(e_tr - e_ls) < 0.02 * e_ls
 
 
+def test_transformer_scan_compiled_once():
+    """The training step is a module-level jitted function: a second run with the same shapes reuses it."""
+    kw = {"steps": 4, "batch": 4, "lr": 1e-3, "width": 6}
+    T.train_transformer("h2", 3, 2.0, 0.1, rng=0, **kw)
+    n = T._tf_scan_data._cache_size()
+    T.train_transformer("h2", 3, 2.0, 0.1, rng=1, **{**kw, "lr": 3e-3})  # other data, other lr
+    assert T._tf_scan_data._cache_size() == n
+    model = T.train_linear_attention(_contexts(n=20, d=3, ell=5), steps=3, lr=0.01, rng=0)
+    n = T._la_scan._cache_size()
+    T.train_linear_attention(_contexts(n=20, d=3, ell=5, seed=1), steps=3, lr=0.02, rng=1)
+    assert T._la_scan._cache_size() == n and model.W_kq.dtype == np.float64
+
+
+def test_transformer_memory_guard():
+    import time
+
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="alpha, batch and width"):
+        T.train_transformer("h2", 8, 1e7, 0.1, steps=10, batch=128, lr=1e-3)
+    with pytest.raises(ValueError, match="network"):
+        T.train_transformer_grid("h2", 8, 1e7, 0.1, seeds=[0], lrs=[1e-3], steps=10, batch=128)
+    assert time.perf_counter() - t < 5.0  # refused before anything is allocated
+    peak = T.transformer_peak_bytes
+    assert peak(8, 64, 128, 32) > peak(8, 32, 128, 32) > peak(8, 32, 64, 32)
+    assert peak(8, 32, 128, 32, members=4, sampler="device") > 2 * peak(8, 32, 128, 32, sampler="device")
+    assert peak(8, 32, 128, 32, layers=2) > peak(8, 32, 128, 32)
+
+
+@pytest.mark.slow
+def test_device_sampler_and_grid():
+    """Contexts drawn on the device: the law of sample_contexts; the vmapped grid equals single runs."""
+    import jax
+
+    with jax.enable_x64(False):
+        X, y, xq, yq = T._device_batch(jax.random.PRNGKey(0), 0.1, None, teacher="h2", d=5, ell=40, batch=4000)
+    y = np.asarray(y)
+    assert abs(y.mean()) < 0.02 and abs(y.var() - 1.1) < 0.05
+    assert abs(np.mean(np.sum(np.asarray(xq) ** 2, axis=1)) - 1.0) < 0.02
+    kw = {"steps": 40, "batch": 8, "width": 8}
+    grid = T.train_transformer_grid("h2", 3, 2.0, 0.1, seeds=[1, 2], lrs=[1e-3, 1e-2], **kw)
+    assert len(grid) == 2 and len(grid[0]) == 2
+    single = T.train_transformer("h2", 3, 2.0, 0.1, rng=2, lr=1e-2, sampler="device", **kw)
+    assert_allclose(grid[1][1].history, single.history, rtol=1e-4, atol=1e-6)
+    assert not np.allclose(grid[1][0].history, grid[1][1].history)  # the lr matters
+    assert_allclose(grid[1][0].history[0], grid[1][1].history[0])  # same init and first batch
+    assert not grid[0][0].settings["diverged"] and grid[0][0].settings["sampler"] == "device"
+    ctx = _contexts(n=10, d=3, ell=6, teacher="h2")
+    assert np.all(np.isfinite(grid[0][1].predict(ctx.X, ctx.y, ctx.x_query)))
+    with pytest.raises(ValueError, match="sampler='device'"):
+        T.train_transformer(lambda z: z, 3, 2.0, 0.1, sampler="device", lr=1e-3, **kw)
+    with pytest.raises(ValueError, match="sampler"):
+        T.train_transformer("h2", 3, 2.0, 0.1, sampler="gpu", lr=1e-3, **kw)
+
+
 # ----------------------------------------------------------------------------------------
 # bad input
 # ----------------------------------------------------------------------------------------
@@ -318,6 +372,10 @@ def test_bad_input_transformer():
         T.train_transformer("h2", 3, 2.0, 0.1, layers=3, **kw)
     with pytest.raises(ValueError, match="alpha"):
         T.train_transformer("h2", 3, -2.0, 0.1, **kw)
+    with pytest.raises(ValueError, match="alpha"):
+        T.train_transformer("h2", 3, math.inf, 0.1, **kw)
+    with pytest.raises(ValueError, match="rho"):
+        T.train_transformer("h2", 3, 2.0, math.nan, **kw)
     with pytest.raises(ValueError, match="kappa"):
         T.train_transformer("h2", 3, 2.0, 0.1, kappa=0.0, **kw)
     with pytest.raises(ValueError, match="rho"):
