@@ -68,7 +68,7 @@ def _check_contexts_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np
 # ----------------------------------------------------------------------------------------
 
 
-def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
+def probe_features(X: Any, y: Any, x_query: Any, tasks: Any = None) -> dict[str, np.ndarray]:
     """Candidate features of a context that a trained model's prediction may use.
 
     - ``"linear"``: ``x_q^T u`` with ``u = (d/ell) sum_i y_i x_i`` (what linear attention
@@ -76,19 +76,26 @@ def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
     - ``"quadratic"``: ``x_q^T M x_q`` with ``M = (1/ell) sum_i y_i (d x_i x_i^T - I)``,
       the one-step spectral estimator that sees the ``h_2`` part of the teacher
       (``E[M | w] = sqrt(2) a_2 (w w^T - I)/d`` up to normalization);
-    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``.
+    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``;
+    - context-free: ``"norm2"``: ``|x_q|^2`` and ``"norm"``: ``|x_q|`` (for h2,
+      ``E[y | x_q] = (|x_q|^2 - 1)/sqrt(2)``);
+    - oracle, when the contexts' tasks ``w`` are given: ``"h1"`` ... ``"h4"``: the
+      normalized Hermite polynomials ``h_k(x_q^T w) = He_k(x_q^T w)/sqrt(k!)`` of the
+      query's projection on its task (what the Bayes predictor of a known task uses).
 
     Parameters
     ----------
     X : array_like, shape (n, ell, d)
     y : array_like, shape (n, ell)
     x_query : array_like, shape (n, d)
+    tasks : array_like, shape (n, d), optional
+        The task ``w`` of each context (for the oracle features).
 
     Returns
     -------
     dict of numpy.ndarray
         The features above, keyed ``"linear"``, ``"quadratic"``, ``"q"``, ``"mean"``,
-        each of shape (n,).
+        ``"norm2"``, ``"norm"`` (and ``"h1"`` ... ``"h4"`` with ``tasks``), each of shape (n,).
     """
     X, y, x_query = _check_contexts_arrays(X, y, x_query)
     _, ell, d = X.shape
@@ -101,6 +108,7 @@ def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
         "quadratic": quad,
         "q": np.einsum("nl,nl->n", y, y) / ell,
         "mean": y.mean(axis=1),
+        **_query_features(x_query, tasks),
     }
 
 
@@ -660,3 +668,20 @@ def loss_curve(row: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError("row must have the columns loss_every and loss_curve (a controls or full_la row)") from exc
     return k * np.arange(1, loss.size + 1), loss
+
+
+def _query_features(x_query: np.ndarray, tasks: Any) -> dict[str, np.ndarray]:
+    """The context-free and oracle features of :func:`probe_features`."""
+    norm2 = np.einsum("nd,nd->n", x_query, x_query)
+    out = {"norm2": norm2, "norm": np.sqrt(norm2)}
+    if tasks is None:
+        return out
+    w = _as_float_array("tasks", tasks, 2)
+    if w.shape != x_query.shape:
+        raise ValueError(f"tasks must have shape (n, d) = {x_query.shape} like x_query; got shape {w.shape}")
+    z = np.einsum("nd,nd->n", x_query, w)
+    he_prev, he = np.ones_like(z), z  # He_0, He_1; He_{k+1} = z He_k - k He_{k-1}
+    for k in range(1, 5):
+        out[f"h{k}"] = he / math.sqrt(math.factorial(k))
+        he_prev, he = he, z * he - k * he_prev
+    return out

@@ -356,3 +356,22 @@ def test_loss_curve():
     assert list(steps) == [5, 10, 15] and list(loss) == [1.0, 0.5, 0.25]
     with pytest.raises(ValueError, match="loss_curve"):
         tr.loss_curve({"icl": 1.0})
+
+
+def test_probe_features_context_free_and_oracle():
+    import lib
+
+    ctx = lib.samplers.sample_contexts(400, 5, 6, None, "h2", 0.0, np.random.default_rng(0))
+    f = tr.probe_features(ctx.X, ctx.y, ctx.x_query)
+    assert_allclose(f["norm2"], np.sum(ctx.x_query**2, axis=1))
+    assert_allclose(f["norm"], np.linalg.norm(ctx.x_query, axis=1))
+    assert "h1" not in f
+    w = lib.samplers.sample_tasks(400, 5, np.random.default_rng(1))
+    g = tr.probe_features(ctx.X, ctx.y, ctx.x_query, tasks=w)
+    z = np.sum(ctx.x_query * w, axis=1)
+    assert_allclose(g["h1"], z)
+    assert_allclose(g["h2"], (z**2 - 1) / np.sqrt(2))
+    assert_allclose(g["h3"], (z**3 - 3 * z) / np.sqrt(6))
+    assert_allclose(g["h4"], (z**4 - 6 * z**2 + 3) / np.sqrt(24))
+    with pytest.raises(ValueError, match="tasks"):
+        tr.probe_features(ctx.X, ctx.y, ctx.x_query, tasks=w[:, :3])
