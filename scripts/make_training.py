@@ -4,6 +4,7 @@ Usage (from the repository root)::
 
     python scripts/make_training.py [EXPERIMENT ...] [--out DIR] [--fresh] [--groups G,...]
                                     [--workers N | --scheduler ADDRESS] [--estimate]
+                                    [--sampler numpy|device]
 
 The same pipeline as ``scripts/make_finite_size.py``, whose machinery this script imports
 (seeds, the Dask client, file locking, provenance): one row is one Dask task (one trained
@@ -50,6 +51,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -225,16 +227,18 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-def row_specs(name: str, groups: tuple[int, ...] | None = None) -> list[Row]:
+def row_specs(name: str, groups: tuple[int, ...] | None = None, sampler: str | None = None) -> list[Any]:
     """All rows of an experiment, in run order: group, then draw, then configuration.
 
     ``groups``: only these groups of configurations, in this order (default: all).
+    ``sampler``: the transformers' sampler of the experiments controls, full_la and smoke
+    (``"numpy"`` or ``"device"``; default: the configurations', ``"numpy"``).
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {list(EXPERIMENTS)}; got {name!r}")
     e = EXPERIMENTS[name]
     if e.get("row_type") is not None:
-        return _control_row_specs(name, groups)
+        return _control_row_specs(name, groups, sampler)
     rows = []
     if groups is None:
         groups = tuple(sorted({g for g, _ in e["configs"]}))
@@ -373,6 +377,7 @@ class ControlRow:
     tune_teacher: str
     tune_alpha: float
     init_scale: float
+    sampler: str
     draw: int
     seed: int
     test_seed: int
@@ -534,6 +539,7 @@ def _train_tf(spec: ControlRow, lr: float, steps: int, rng: Any) -> Any:
         batch=spec.batch,
         lr=lr,
         rng=rng,
+        sampler=spec.sampler,
     )
 
 
@@ -550,12 +556,18 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
     ``SeedSequence([BASE_SEED, experiment_index, crc32(kind), d, 10 + i])``) and is scored
     on a validation stream of ``n_val`` contexts (``SeedSequence([BASE_SEED,
     experiment_index, crc32('val'), d])``, stream 2); the smallest validation error wins.
+    With ``sampler="device"`` the candidates train together
+    (``lib.training.train_transformer_grid``) from the one seed of pilot ``i = 0``; a
+    diverged candidate scores inf.
     The result depends only on (experiment, kind, d, lrs, tune_steps, tune_teacher,
     tune_alpha) and is stored in ``training_<experiment>_lr_<kind>_d<d>.json`` in
     ``cache_dir`` (computed again when absent; a file lock keeps two workers from tuning
     the same (kind, d) at once).
     """
-    key = f"{spec.kind} d={spec.d} lrs={spec.lrs} steps={spec.tune_steps} {spec.tune_teacher} alpha={spec.tune_alpha:g}"
+    key = (
+        f"{spec.kind} d={spec.d} lrs={spec.lrs} steps={spec.tune_steps} {spec.tune_teacher} "
+        f"alpha={spec.tune_alpha:g} sampler={spec.sampler}"
+    )
     lrs = [float(v) for v in spec.lrs.split(",")]
     if len(lrs) == 1:
         return lrs[0], []
@@ -582,11 +594,31 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
         )
         val = list(_context_chunks(spec.n_val, d, ell, spec.tune_teacher, spec.rho, val_seed, 2))
         errors = []
-        for i, lr in enumerate(lrs):
-            rng = np.random.default_rng(
-                np.random.SeedSequence([mfs.BASE_SEED, spec.experiment_index, _stable_int(spec.kind), d, 10 + i])
+        if spec.sampler == "device":  # every candidate at once (vmap), from one seed
+            seed = int(
+                np.random.SeedSequence(
+                    [mfs.BASE_SEED, spec.experiment_index, _stable_int(spec.kind), d, 10]
+                ).generate_state(1)[0]
             )
-            pilot = _train_tf(replace(spec, teacher=spec.tune_teacher, alpha=spec.tune_alpha), lr, spec.tune_steps, rng)
+            pilots = lib.training.train_transformer_grid(
+                spec.tune_teacher, d, spec.tune_alpha, spec.rho, seeds=[seed], lrs=lrs, kappa=spec.kappa,
+                layers=spec.layers, width=spec.width, attention=spec.kind, steps=spec.tune_steps, batch=spec.batch,
+            )[0]  # fmt: skip
+        else:
+            pilots = []
+            for i, lr in enumerate(lrs):
+                rng = np.random.default_rng(
+                    np.random.SeedSequence([mfs.BASE_SEED, spec.experiment_index, _stable_int(spec.kind), d, 10 + i])
+                )
+                tune = replace(spec, teacher=spec.tune_teacher, alpha=spec.tune_alpha)
+                try:
+                    pilots.append(_train_tf(tune, lr, spec.tune_steps, rng))
+                except lib.training.TrainingDivergedError:
+                    pilots.append(SimpleNamespace(settings={"diverged": True}))
+        for pilot in pilots:
+            if pilot.settings.get("diverged"):
+                errors.append(math.inf)
+                continue
             r2 = np.concatenate([(c.y_query - pilot.predict(c.X, c.y, c.x_query)) ** 2 for c in val])
             errors.append(float(r2.mean()))
         lr = lrs[int(np.argmin(errors))]
@@ -721,6 +753,7 @@ class ControlConfig:
     init_scale: float = 0.0
     tune_teacher: str = "h2"
     tune_alpha: float = 4.0
+    sampler: str = "numpy"
     kappa: float = INF
     tau: float = 0.0
     rho: float = 0.1
@@ -898,7 +931,7 @@ EXPERIMENTS.update(
 )
 
 
-def _control_row_specs(name: str, groups: tuple[int, ...] | None) -> list[ControlRow]:
+def _control_row_specs(name: str, groups: tuple[int, ...] | None, sampler: str | None = None) -> list[ControlRow]:
     e = EXPERIMENTS[name]
     if groups is None:
         groups = tuple(sorted({g for g, _ in e["configs"]}))
@@ -919,7 +952,7 @@ def _control_row_specs(name: str, groups: tuple[int, ...] | None) -> list[Contro
                         test_seed=test_seed,
                         n_test=e["n_test"],
                         n_val=e["n_val"],
-                        **asdict(c),
+                        **{**asdict(c), **({"sampler": sampler} if sampler else {})},
                     )
                 )
     return rows
@@ -1138,6 +1171,7 @@ def run_experiment(
     log: Callable[[str], None] = print,
     client: Any = None,
     groups: tuple[int, ...] | None = None,
+    sampler: str | None = None,
 ) -> Path:
     """Compute the missing rows of one experiment, appending and flushing them one by one."""
     out.mkdir(parents=True, exist_ok=True)
@@ -1147,7 +1181,7 @@ def run_experiment(
         _write_header(csv_path, columns)
         if fresh:
             json_path.unlink(missing_ok=True)
-    specs = row_specs(name, groups)
+    specs = row_specs(name, groups, sampler)
     started, t0 = mfs._now(), time.perf_counter()
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
@@ -1190,7 +1224,9 @@ def run_experiment(
     return csv_path
 
 
-def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = print) -> int:
+def merge_from(
+    name: str, out: Path, other: Path, log: Callable[[str], None] = print, sampler: str | None = None
+) -> int:
     """Append the rows of ``other/training_<name>.csv`` that ``out``'s file lacks; merge the runs.
 
     For rows computed by a separate process (``--groups ... --out OTHER``): every row is
@@ -1202,7 +1238,7 @@ def merge_from(name: str, out: Path, other: Path, log: Callable[[str], None] = p
     columns = _columns(name)
     if not csv_path.exists():
         _write_header(csv_path, columns)
-    specs = {_key(asdict(s)): s for s in row_specs(name)}
+    specs = {_key(asdict(s)): s for s in row_specs(name, None, sampler)}
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
         mfs._drop_cut_line(csv_path)
@@ -1270,6 +1306,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-progress", action="store_true", help="accepted for symmetry with make_finite_size")
     parser.add_argument(
+        "--sampler",
+        choices=("numpy", "device"),
+        help="how the transformers of controls/full_la/smoke draw their training contexts: numpy (default) or "
+        "device (jax.random inside the compiled scan; for a GPU). Recorded in each row",
+    )
+    parser.add_argument(
         "--estimate",
         action="store_true",
         help="time one small row at d = 8 and print the estimated CPU time of each experiment; compute nothing else",
@@ -1295,12 +1337,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.merge:
         for name in names:
-            merge_from(name, out, args.merge, log)
+            merge_from(name, out, args.merge, log, args.sampler)
         return 0
     client = None if args.workers == 0 else mfs.start_client(args.workers, args.scheduler)
     try:
         for name in names:
-            run_experiment(name, out, args.fresh, command, log, client, groups)
+            run_experiment(name, out, args.fresh, command, log, client, groups, args.sampler)
     finally:
         mfs.stop_client(client, args.scheduler)
     return 0

@@ -449,6 +449,15 @@ def test_context_free_mean_of_the_script():
     assert_allclose(mt._context_free_mean("relu", xq[:3]), mc, atol=0.01)
 
 
+def test_streaming_gamma_of_the_script_is_fit_gamma():
+    mt = _make_training()
+    n, d, ell = 500, 3, 6
+    g = mt._streaming_gamma(n, d, ell, "relu", 0.1, 123)
+    rng = np.random.default_rng(np.random.SeedSequence([123, 3, 0]))  # the script's first (only) chunk
+    fb = lib.samplers.sample_features(n, d, ell, None, "relu", 0.1, rng)
+    assert_allclose(g, lib.attention.fit_gamma(fb.queries, fb.features, fb.targets), rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.slow
 def test_make_training_smoke(tmp_path):
     """The smoke grid runs, shares one test set per (teacher, d, alpha), pairs, and resumes."""
