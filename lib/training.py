@@ -286,29 +286,47 @@ def _la_loss(params: dict, stats: jnp.ndarray, xq: jnp.ndarray, yq: jnp.ndarray,
     return jnp.mean(r**2) + wd * penalty
 
 
-def _la_optimizer(optimizer: str, lr: Any, steps: int, v21: str) -> optax.GradientTransformation:
+class _Optimizer:
+    """An optax transformation built once, equal and hashable by its settings.
+
+    A static argument of the module-level jitted scans: a second call with the same
+    settings hits the compilation cache (equal keys) and its trace, if any, uses the
+    transformation already built (``optax.adam`` is called once per training call).
+    """
+
+    def __init__(self, key: tuple, tx: optax.GradientTransformation) -> None:
+        self.key, self.tx = key, tx
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Optimizer) and self.key == other.key
+
+
+def _la_optimizer(optimizer: str, lr: float, steps: int, v21: str) -> _Optimizer:
     """Adam (step size decaying from ``lr`` to ``lr/1000``) or SGD; ``v21`` frozen by ``optax.multi_transform`` when ``"zero"``."""
     if optimizer == "adam":
         tx = optax.adam(optax.exponential_decay(lr, transition_steps=steps, decay_rate=1e-3))
     else:
         tx = optax.sgd(lr)
     labels = {"W_kq": "train", "pv_rest": "train", "v21": "train" if v21 == "train" else "frozen", "v22": "train"}
-    return optax.multi_transform({"train": tx, "frozen": optax.set_to_zero()}, labels)
+    tx = optax.multi_transform({"train": tx, "frozen": optax.set_to_zero()}, labels)
+    return _Optimizer(("linear_attention", optimizer, float(lr), steps, v21), tx)
 
 
-@partial(jax.jit, static_argnames=("optimizer", "steps", "v21", "length"))
-def _la_scan(params, opt_state, stats, xq, yq, lr, wd, *, optimizer: str, steps: int, v21: str, length: int):
+@partial(jax.jit, static_argnames=("opt", "v21", "length"))
+def _la_scan(params, opt_state, stats, xq, yq, wd, *, opt: _Optimizer, v21: str, length: int):
     """``length`` optimization steps of :func:`train_linear_attention` in one compiled ``lax.scan``.
 
-    Module level, the data as arguments: one compilation per (shapes, optimizer, steps,
-    v21, length), shared by every call.
+    Module level, the data as arguments: one compilation per (shapes, optimizer
+    settings, v21, length), shared by every call.
     """
-    tx = _la_optimizer(optimizer, lr, steps, v21)
 
     def one_step(carry, _):
         p, s = carry
         loss, g = jax.value_and_grad(_la_loss)(p, stats, xq, yq, wd, v21)
-        upd, s = tx.update(g, s, p)
+        upd, s = opt.tx.update(g, s, p)
         return (optax.apply_updates(p, upd), s), loss
 
     (params, opt_state), losses = jax.lax.scan(one_step, (params, opt_state), None, length=length)
@@ -501,16 +519,15 @@ def train_linear_attention(
         f64 = jnp.float64
         params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, f64), _la_split(W_kq, W_pv))
         stats, xq_j, yq_j = jnp.asarray(stats_np, f64), jnp.asarray(xq, f64), jnp.asarray(yq, f64)
-        lr_j, wd_j = jnp.asarray(lr, f64), jnp.asarray(wd, f64)
-        opt_state = _la_optimizer(optimizer, lr_j, steps, v21).init(params)
+        wd_j = jnp.asarray(wd, f64)
+        opt = _la_optimizer(optimizer, lr, steps, v21)
+        opt_state = opt.tx.init(params)
         first = float(_la_loss(params, stats, xq_j, yq_j, wd_j, v21))
         history = np.empty(steps)
         done = 0
         while done < steps:
             k = min(_CHUNK, steps - done)
-            params, opt_state, losses = _la_scan(
-                params, opt_state, stats, xq_j, yq_j, lr_j, wd_j, optimizer=optimizer, steps=steps, v21=v21, length=k
-            )
+            params, opt_state, losses = _la_scan(params, opt_state, stats, xq_j, yq_j, wd_j, opt=opt, v21=v21, length=k)
             history[done : done + k] = np.asarray(losses)
             _check_history(history[done : done + k], done, first, lr)
             done += k
@@ -752,27 +769,31 @@ def _check_transformer_memory(where, d, alpha, ell, batch, width, layers, sample
     )
 
 
-def _tf_optimizer(lr: Any, steps: int) -> optax.GradientTransformation:
+def _tf_optimizer(lr: float, steps: int) -> _Optimizer:
     """Adam with a cosine decay from ``lr`` to ``lr / 10`` over ``steps``."""
-    return optax.adam(optax.cosine_decay_schedule(lr, decay_steps=steps, alpha=0.1))
+    return _Optimizer(("transformer", float(lr), steps), optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=0.1)))
 
 
 def _tf_loss(p, X, y, xq, yq, attention):
     return jnp.mean((yq - _tf_forward(p, X, y, xq, attention)) ** 2)
 
 
-def _tf_step(p, s, batch_data, lr, attention, steps):
+def _tf_step(p, s, batch_data, attention, opt, lr_scale=None):
+    """One Adam step; ``lr_scale`` multiplies the update (the grid's per-network step size,
+    with ``opt`` built for ``lr = 1``: Adam's update is proportional to its step size)."""
     loss, g = jax.value_and_grad(_tf_loss)(p, *batch_data, attention)
-    upd, s = _tf_optimizer(lr, steps).update(g, s, p)
+    upd, s = opt.tx.update(g, s, p)
+    if lr_scale is not None:
+        upd = jax.tree_util.tree_map(lambda u: lr_scale * u, upd)
     return optax.apply_updates(p, upd), s, loss
 
 
-@partial(jax.jit, static_argnames=("attention", "steps"))
-def _tf_scan_data(params, opt_state, data, lr, *, attention: str, steps: int):
+@partial(jax.jit, static_argnames=("attention", "opt"))
+def _tf_scan_data(params, opt_state, data, *, attention: str, opt: _Optimizer):
     """Steps on given mini-batches ``data`` (leading axis: steps) in one compiled scan."""
 
     def body(carry, batch_data):
-        p, s, loss = _tf_step(*carry, batch_data, lr, attention, steps)
+        p, s, loss = _tf_step(*carry, batch_data, attention, opt)
         return (p, s), loss
 
     (params, opt_state), losses = jax.lax.scan(body, (params, opt_state), data)
@@ -835,24 +856,31 @@ def _device_batch(key, rho, tasks, *, teacher: str, d: int, ell: int, batch: int
     return X[:, :ell], y[:, :ell], X[:, ell], y[:, ell]
 
 
-def _tf_scan_device_impl(params, opt_state, key, lr, rho, tasks, *, attention, steps, teacher, d, ell, batch, length):
+def _tf_scan_device_impl(
+    params, opt_state, key, lr_scale, rho, tasks, *, attention, opt, teacher, d, ell, batch, length
+):
     def body(carry, k):
         bd = _device_batch(k, rho, tasks, teacher=teacher, d=d, ell=ell, batch=batch)
-        p, s, loss = _tf_step(*carry, bd, lr, attention, steps)
+        p, s, loss = _tf_step(*carry, bd, attention, opt, lr_scale)
         return (p, s), loss
 
     (params, opt_state), losses = jax.lax.scan(body, (params, opt_state), jax.random.split(key, length))
     return params, opt_state, losses
 
 
-_DEVICE_STATIC = ("attention", "steps", "teacher", "d", "ell", "batch", "length")
-#: ``length`` steps with contexts drawn on the device inside the compiled scan (fresh per step).
-_tf_scan_device = jax.jit(_tf_scan_device_impl, static_argnames=_DEVICE_STATIC)
+_DEVICE_STATIC = ("attention", "opt", "teacher", "d", "ell", "batch", "length")
+
+
+@partial(jax.jit, static_argnames=_DEVICE_STATIC)
+def _tf_scan_device(params, opt_state, key, rho, tasks, **static):
+    """``length`` steps with contexts drawn on the device inside the compiled scan (fresh per step)."""
+    return _tf_scan_device_impl(params, opt_state, key, None, rho, tasks, **static)
 
 
 @partial(jax.jit, static_argnames=_DEVICE_STATIC)
 def _tf_scan_device_grid(params, opt_state, key, lr, rho, tasks, **static):
-    """:func:`_tf_scan_device` vmapped over networks (leading axis of params, state, key, lr, tasks)."""
+    """:func:`_tf_scan_device` vmapped over networks (leading axis of params, state, key, lr, tasks);
+    ``opt`` is built for ``lr = 1`` and each network's update is scaled by its ``lr``."""
 
     def one(p, s, k, lr_, t):
         return _tf_scan_device_impl(p, s, k, lr_, rho, t, **static)
@@ -988,14 +1016,14 @@ def train_transformer(
     t0 = time.perf_counter()
     tasks = None if math.isinf(kappa) else lib.sample_task_set(d, kappa, gen)
     params = _init_transformer(gen, d + 1, width, layers)
-    opt_state = _tf_optimizer(lr, steps).init(params)
-    lr_j = jnp.asarray(lr, jnp.float32)
+    opt = _tf_optimizer(lr, steps)
+    opt_state = opt.tx.init(params)
     history = np.empty(steps)
     done, first = 0, None
     if sampler == "device":
         key = jax.random.PRNGKey(int(gen.integers(2**32)))
         tasks_j = None if tasks is None else jnp.asarray(tasks, jnp.float32)
-        static = {"attention": attention, "steps": steps, "teacher": _device_teacher(teacher), "d": d, "ell": ell}
+        static = {"attention": attention, "opt": opt, "teacher": _device_teacher(teacher), "d": d, "ell": ell}
     # steps run in blocks of one compiled lax.scan (module level: compiled once per shapes
     # and settings); "numpy": the contexts of a block drawn in one call (block size by
     # memory: at most ~_BLOCK_FLOATS numbers); "device": drawn inside the scan
@@ -1005,7 +1033,7 @@ def train_transformer(
         if sampler == "device":
             key, sub = jax.random.split(key)
             params, opt_state, losses = _tf_scan_device(
-                params, opt_state, sub, lr_j, jnp.float32(rho), tasks_j, batch=batch, length=k, **static
+                params, opt_state, sub, jnp.float32(rho), tasks_j, batch=batch, length=k, **static
             )
         else:
             ctx = lib.samplers.sample_contexts(k * batch, d, ell, tasks, teacher, rho, gen)
@@ -1015,7 +1043,7 @@ def train_transformer(
                 jnp.asarray(ctx.x_query.reshape(k, batch, d), jnp.float32),
                 jnp.asarray(ctx.y_query.reshape(k, batch), jnp.float32),
             )
-            params, opt_state, losses = _tf_scan_data(params, opt_state, data, lr_j, attention=attention, steps=steps)
+            params, opt_state, losses = _tf_scan_data(params, opt_state, data, attention=attention, opt=opt)
         history[done : done + k] = np.asarray(losses)
         if first is None:
             first = max(float(history[0]), 1e-12)
@@ -1118,11 +1146,12 @@ def train_transformer_grid(
             task_sets.append(tasks)
     stack = lambda *a: jnp.stack(a)  # noqa: E731
     params = jax.tree_util.tree_map(stack, *inits)
-    opt_state = jax.vmap(_tf_optimizer(1.0, steps).init)(params)
+    opt = _tf_optimizer(1.0, steps)  # each network's update scaled by its lr
+    opt_state = jax.vmap(opt.tx.init)(params)
     key = jnp.stack(keys)
     lr_j = jnp.asarray([lr for _ in seeds for lr in lrs], jnp.float32)
     tasks_j = None if math.isinf(kappa) else jnp.asarray(np.stack(task_sets), jnp.float32)
-    static = {"attention": attention, "steps": steps, "teacher": _device_teacher(teacher), "d": d, "ell": ell}
+    static = {"attention": attention, "opt": opt, "teacher": _device_teacher(teacher), "d": d, "ell": ell}
     history = np.empty((members, steps))
     done = 0
     while done < steps:

@@ -685,3 +685,106 @@ def _query_features(x_query: np.ndarray, tasks: Any) -> dict[str, np.ndarray]:
         out[f"h{k}"] = he / math.sqrt(math.factorial(k))
         he_prev, he = he, z * he - k * he_prev
     return out
+
+
+#: Columns of the sweeps ``controls``, ``full_la`` and ``smoke`` (``CONTROL_COLUMNS`` of
+#: ``scripts/make_training.py``).
+CONTROL_RUN_COLUMNS: tuple[str, ...] = (
+    "experiment", "experiment_index", "config_index", "label", "series", "kind", "init", "teacher", "d", "alpha",
+    "kappa", "tau", "rho", "width", "layers", "steps", "batch", "lrs", "tune_steps", "tune_teacher", "tune_alpha",
+    "init_scale", "sampler", "draw", "seed", "test_seed", "n_test", "n_val", "ell", "n", "lr", "val_errors", "val",
+    "icl", "icl_se", "icl_cf", "icl_hand", "icl_gamma", "diff_cf", "diff_cf_se", "diff_hand", "diff_hand_se",
+    "diff_gamma", "diff_gamma_se", "icl_ls", "diff_ls", "diff_ls_se", "v21_norm", "final_loss", "final_loss_ls",
+    "flat_change", "loss_every", "loss_curve", "seconds",
+)  # fmt: skip
+_CTL_STR = frozenset(
+    {"experiment", "label", "series", "kind", "teacher", "lrs", "tune_teacher", "sampler", "val_errors", "loss_curve"}
+)
+_CTL_INT_LOW = {
+    "experiment_index": 0, "config_index": 0, "d": 1, "width": 0, "layers": 1, "steps": 1, "batch": 0,
+    "tune_steps": 0, "draw": 0, "seed": 0, "test_seed": 0, "n_test": 2, "n_val": 1, "ell": 1, "n": 1,
+    "loss_every": 1,
+}  # fmt: skip
+_CTL_NONNEGATIVE = frozenset(
+    {"val", "icl", "icl_se", "icl_cf", "icl_hand", "icl_gamma", "icl_ls", "v21_norm", "final_loss", "seconds"}
+)
+#: Columns that may be empty (read as None): the init of a transformer, the fit_gamma
+#: baseline below d(d+1) contexts, and what only linear-attention rows measure.
+_CTL_OPTIONAL = frozenset(
+    {"init", "icl_gamma", "diff_gamma", "diff_gamma_se", "icl_ls", "diff_ls", "diff_ls_se", "v21_norm",
+     "final_loss_ls"}
+)  # fmt: skip
+_CTL_LA_KINDS = ("la_full", "la_reduced")
+
+
+def _convert_control(name: str, text: str, where: str) -> Any:
+    if name in _CTL_OPTIONAL and text == "":
+        return None
+    if name in _CTL_STR or name == "init":
+        return _csvfile.to_text(name, text, where)
+    if name in _CTL_INT_LOW:
+        return _csvfile.to_int(name, text, where, low=_CTL_INT_LOW[name])
+    return _csvfile.to_float(name, text, where, allow_inf=name == "kappa", nonnegative=name in _CTL_NONNEGATIVE)
+
+
+def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
+    """Rows of a ``controls``, ``full_la`` or ``smoke`` sweep, every field checked.
+
+    The file ``training_<experiment>.csv`` must have the columns
+    :data:`CONTROL_RUN_COLUMNS` (written by ``scripts/make_training.py``): per row, the
+    settings (seed, common test-set seed ``test_seed``, tuned learning rate ``lr`` with
+    the candidates' validation errors ``val_errors``), the test error ``icl`` on the
+    common test set of its (teacher, d, alpha), the same test set's errors of the
+    baselines (``icl_cf``: the context-free predictor ``E[y | x_q]``; ``icl_hand``: the
+    hand-made in-context estimator; ``icl_gamma``: ``fit_gamma`` on as many contexts;
+    ``icl_ls``: least squares on the same pretraining set, linear attention only), the
+    paired differences ``diff_*`` with their test-set standard errors, and the loss curve
+    (:func:`loss_curve`). Integers are exact, ``kappa`` may be ``inf``; the columns of
+    :data:`_CTL_OPTIONAL` may be empty (None); the linear-attention columns are numbers
+    exactly in the rows of kinds ``la_full`` and ``la_reduced``.
+
+    Parameters
+    ----------
+    experiment : str
+        ``"controls"``, ``"full_la"`` or ``"smoke"``.
+    data_dir : path-like, optional
+        Folder of the CSV files (default :data:`DATA_DIR`).
+
+    Returns
+    -------
+    list of dict
+        One dict per row, keyed by :data:`CONTROL_RUN_COLUMNS`.
+
+    Raises
+    ------
+    ValueError
+        If there is no such file, or a field, a row or the header is not valid (the
+        message is ``"<path>:<line>: <column>: <problem>"``), or a row is repeated (same
+        label, kind, d, alpha and draw).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    if not isinstance(experiment, str) or not experiment:
+        raise ValueError(f"experiment must be a non-empty str such as 'controls'; got {experiment!r}")
+    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
+    if not path.exists():
+        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        if row["experiment"] != experiment:
+            raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+        la = row["kind"] in _CTL_LA_KINDS
+        for name in ("icl_ls", "diff_ls", "diff_ls_se", "v21_norm", "final_loss_ls"):
+            if (row[name] is None) == la:
+                state = "empty" if la else f"{row[name]!r}"
+                raise ValueError(f"{where}: {name}: {state} in a {row['kind']!r} row (linear attention only)")
+
+    keys = (
+        (lambda r: tuple(r[k] for k in ("label", "kind", "d", "alpha", "draw")), "same label, kind, d, alpha, draw"),
+    )
+    return _csvfile.read_rows(path, CONTROL_RUN_COLUMNS, _convert_control, check_row=check_row, keys=keys)
+
+
+__all__ += ["CONTROL_RUN_COLUMNS", "load_control_runs"]

@@ -262,15 +262,16 @@ def test_done_when_relu_d12():
 
 
 def test_transformer_scan_compiled_once():
-    """The training step is a module-level jitted function: a second run with the same shapes reuses it."""
+    """The training step is a module-level jitted function: a second run with the same shapes and
+    optimizer settings (lr, steps) but other data reuses its compilation."""
     kw = {"steps": 4, "batch": 4, "lr": 1e-3, "width": 6}
     T.train_transformer("h2", 3, 2.0, 0.1, rng=0, **kw)
     n = T._tf_scan_data._cache_size()
-    T.train_transformer("h2", 3, 2.0, 0.1, rng=1, **{**kw, "lr": 3e-3})  # other data, other lr
+    T.train_transformer("relu", 3, 2.0, 0.5, rng=1, **kw)  # other data (teacher, noise, seed)
     assert T._tf_scan_data._cache_size() == n
     model = T.train_linear_attention(_contexts(n=20, d=3, ell=5), steps=3, lr=0.01, rng=0)
     n = T._la_scan._cache_size()
-    T.train_linear_attention(_contexts(n=20, d=3, ell=5, seed=1), steps=3, lr=0.02, rng=1)
+    T.train_linear_attention(_contexts(n=20, d=3, ell=5, seed=1), steps=3, lr=0.01, rng=1, weight_decay=0.1)
     assert T._la_scan._cache_size() == n and model.W_kq.dtype == np.float64
 
 
@@ -449,6 +450,18 @@ def test_context_free_mean_of_the_script():
     assert_allclose(mt._context_free_mean("relu", xq[:3]), mc, atol=0.01)
 
 
+def test_context_free_mean_matches_lib_theory():
+    """The script's E[y | x_q] has the error that lib.theory.context_free.context_free_error gives."""
+    from lib.theory.context_free import context_free_error
+
+    mt = _make_training()
+    d, rho = 8, 0.1
+    x = np.random.default_rng(3).standard_normal((200_000, d)) / np.sqrt(d)
+    m2 = np.mean(mt._context_free_mean("relu", x) ** 2)
+    # z = x^T w ~ N(0, 1) exactly, so E f(z)^2 = 1/2 for relu; error = E f^2 + rho - E m^2
+    assert abs((0.5 + rho - m2) - context_free_error("relu", d, rho)) < 2e-3
+
+
 def test_streaming_gamma_of_the_script_is_fit_gamma():
     mt = _make_training()
     n, d, ell = 500, 3, 6
@@ -465,7 +478,10 @@ def test_make_training_smoke(tmp_path):
 
     mt = _make_training()
     assert mt.main(["smoke", "--out", str(tmp_path), "--workers", "0"]) == 0
-    rows = T.load_runs("smoke", tmp_path)
+    import lib.training_runs as runs
+
+    assert tuple(mt.CONTROL_COLUMNS) == runs.CONTROL_RUN_COLUMNS
+    rows = runs.load_control_runs("smoke", tmp_path)
     assert len(rows) == 5
     assert {r["kind"] for r in rows} == {"softmax", "linear", "none", "la_full", "la_reduced"}
     tf = [r for r in rows if r["kind"] in ("softmax", "linear", "none")]
@@ -486,4 +502,4 @@ def test_make_training_smoke(tmp_path):
     assert (tmp_path / "training_smoke_lr_softmax_d4.json").exists()
     # resuming computes nothing and keeps the rows
     assert mt.main(["smoke", "--out", str(tmp_path), "--workers", "0"]) == 0
-    assert len(T.load_runs("smoke", tmp_path)) == 5
+    assert len(runs.load_control_runs("smoke", tmp_path)) == 5
