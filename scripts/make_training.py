@@ -977,8 +977,10 @@ def estimate(names: list[str], log: Callable[[str], None] = print) -> dict[str, 
     The reference rows are ``controls``' h2, d = 8, alpha = 4 softmax row (one learning
     rate, no tuning) and, if a linear attention is in the grids, ``full_la``'s first row
     (tau = 4). Each row of the grids is estimated by a cost model proportional to its
-    floating-point work, tuning runs included. Returns the estimated CPU seconds (one
-    core) per experiment; a rough guide (compilation and sampling overheads differ).
+    floating-point work, tuning runs included. Returns the estimated CPU seconds (process
+    CPU time of the reference rows, all threads) per experiment; a rough guide
+    (compilation and sampling overheads differ; on a loaded machine the wall time is
+    longer).
     """
     tf_ref = next(r for r in row_specs("controls", (0,)) if r.kind == "softmax" and r.alpha == 4.0)
     tf_ref = replace(tf_ref, lrs=tf_ref.lrs.split(",")[1])
@@ -987,11 +989,14 @@ def estimate(names: list[str], log: Callable[[str], None] = print) -> dict[str, 
         refs["la"] = replace(row_specs("full_la", (0,))[0], lrs=FLA["lrs"].split(",")[0])
     unit = {}
     for k, ref in refs.items():
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         run_control_row(ref)
-        secs = time.perf_counter() - t
+        wall, secs = time.perf_counter() - t, time.process_time() - c
         unit[k] = secs / _cost_units(ref)
-        log(f"reference row {ref.experiment}: {ref.label} {ref.kind} ({ref.steps} steps, one lr): {secs:.1f} s")
+        log(
+            f"reference row {ref.experiment}: {ref.label} {ref.kind} ({ref.steps} steps, one lr): "
+            f"{secs:.1f} s CPU ({wall:.1f} s wall)"
+        )
     totals = {}
     for name in names:
         e = EXPERIMENTS[name]
@@ -1009,7 +1014,7 @@ def estimate(names: list[str], log: Callable[[str], None] = print) -> dict[str, 
                     tot += n_lr * unit["tf"] * _cost_units(tune)
             per_group[g] = tot
         totals[name] = sum(per_group.values())
-        log(f"[{name}] {len(row_specs(name))} rows: about {totals[name] / 3600:.1f} CPU hours (one core)")
+        log(f"[{name}] {len(row_specs(name))} rows: about {totals[name] / 3600:.1f} CPU hours")
         for g, tot in per_group.items():
             log(f"  group {g}: {len(row_specs(name, (g,)))} rows, about {tot / 3600:.1f} CPU hours")
     return totals
