@@ -24,6 +24,45 @@ others only when named):
   linear attention (MLP values and readout kept: Oko et al.'s architecture), on h2 and
   ReLU at d = 8 against alpha, and on h2 at alpha = 4 against d = 8, 16, 32 (a d = 64
   group is configured, but the stored data have no rows for it).
+- ``controls``: the context-free control. ``train_transformer`` with softmax, linear or
+  no attention (``attention="none"``: the query token alone), h2 and ReLU, width
+  ``2d + 16``, five seeds: series ``alpha`` (4000 steps of 128 contexts at d = 8, 16,
+  alpha = 4 and 16, and d = 32, alpha = 4; alpha = 16 in the last group) and series
+  ``tau`` (``tau d^2`` training contexts, tau = 4000, at alpha = 4: 2000, 8000, 32000
+  steps at d = 8, 16, 32). The learning rate is tuned once per (kind, d) among 1e-3,
+  3e-3, 1e-2 on a validation stream (cached in ``training_controls_lr_<kind>_d<d>.json``
+  next to the CSV; each row records its ``lr`` and ``val_errors``); the loss curve is
+  stored per row (``loss_every``, ``loss_curve``; ``flat_change``: relative decrease of
+  the loss from the ninth to the last tenth of the steps). Every row is tested on ONE
+  common test set per (teacher, d, alpha): 1e5 contexts from ``test_seed``, a function of
+  (teacher, d, alpha) only. On the same test set each row stores the errors of the
+  context-free predictor ``E[y | x_q]`` (``icl_cf``), of a hand-made in-context estimator
+  (``icl_hand``: an affine least-squares readout, fitted on 20000 other contexts, of the
+  one-step quadratic and linear statistics and ``|x_q|^2``) and of ``fit_gamma``'s
+  least-squares Gamma on as many fresh contexts as the network saw (``icl_gamma``), and
+  the paired differences ``diff_cf``, ``diff_hand``, ``diff_gamma`` (network minus
+  baseline, mean over the test set) with their test-set standard errors.
+  Groups: 0 d = 8; 1 d = 16; 2 d = 32, alpha = 4; 3 the tau series at d = 8, 16; 4 the
+  tau series at d = 32; 5 d = 32, alpha = 16.
+- ``full_la``: linear attention trained by full-batch Adam with ``v21`` trained
+  (``la_full``) or held at 0 (``la_reduced``), from the random and Zhang-Frei-Bartlett
+  initializations; h2 and ReLU, d = 12, alpha = 2, tau = 4 and 16, kappa = inf (group 0)
+  and 2 (group 1); lr chosen per row on a validation stream; the paired error of the
+  least-squares Gamma on the same pretraining set (``icl_ls``, ``diff_ls``), the norm of
+  ``v21`` and the final training losses of both.
+- ``smoke``: a tiny grid of both (well under a minute of CPU; for the tests).
+
+Read them with ``lib.training_runs.load_control_runs``, ``paired_gain`` and
+``paired_difference``. ``--estimate`` times one small row of each type (d = 8 and
+d = 12) and prints the CPU time of the named experiments, per group. ``--sampler device``
+draws the transformers' training contexts with ``jax.random`` inside the compiled scan
+and tunes the learning rates of a (kind, d) in one vmapped run
+(``lib.training.train_transformer_grid``): for a GPU; recorded in the rows' ``sampler``
+column (a file holds one sampler: rows of the other are "made with other settings").
+The long run (resumable: rerun the same command after an interruption)::
+
+    nice -n 5 python scripts/make_training.py full_la controls --groups 0,1,2,3 --workers 2
+    nice -n 5 python scripts/make_training.py controls --groups 4,5 --workers 2   # d = 32 extras
 
 Seeds: the seed of a row is ``make_finite_size.row_seed(experiment_index, config_index,
 d, draw)`` (the first word of ``SeedSequence([BASE_SEED, e, c, d, draw])``, shifted right
@@ -34,7 +73,8 @@ Training and test draw from ``numpy.random.default_rng(seed)`` and
 their JSON): the seed does not depend on the kind, so the rows of one draw pair, and the
 test set depends only on (teacher, d, alpha).
 
-Used in: chapter 7 (through ``lib.training.load_runs``).
+Used in: chapter 7 (through ``lib.training.load_runs`` and
+``lib.training_runs.load_control_runs``).
 """
 
 from __future__ import annotations
@@ -760,14 +800,16 @@ class ControlConfig:
 
 
 # controls: one batch size; the "alpha" series trains CTL_STEPS steps at every d; the "tau"
-# series trains on tau d^2 contexts (steps = tau d^2 / batch) with tau = CTL_TAU, the tau
-# of the stored "transformers" sweep at d = 8 (1000 steps of 128); the width grows with d.
+# series trains on tau d^2 contexts (steps = tau d^2 / batch) with tau = CTL_TAU, twice the
+# tau of the stored "transformers" sweep at d = 8 (1000 steps of 128): 2000, 8000 and 32000
+# steps at d = 8, 16, 32 (at d = 8 the alpha series' 4000 steps leave the loss flat, at
+# d = 16 not quite); the width grows with d.
 # The learning rate is tuned once per (kind, d) among CTL_LRS by pilot runs of
 # CTL_TUNE_STEPS steps (h2, alpha = 4), scored on a validation stream.
 CTL_BATCH = 128
 CTL_STEPS = 4000
 CTL_TUNE_STEPS = 2000
-CTL_TAU = 1000 * CTL_BATCH / 8**2  # 2000
+CTL_TAU = 2 * 1000 * CTL_BATCH / 8**2  # 4000
 CTL_LRS = "0.001,0.003,0.01"
 CTL_KINDS = ("softmax", "linear", "none")
 
