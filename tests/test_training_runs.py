@@ -313,6 +313,8 @@ def test_select_runs_matches_a_seed_exactly():
     assert tr.select_runs(rows, seed=seed) == [rows[0]]
     assert tr.select_runs(rows, seed=seed + 1) == []  # equal to seed as a float
     assert len(tr.select_runs(rows, d=8.0, kind="softmax", teacher="h2", alpha=2)) == 3
+
+
 PAIRED = [
     {"kind": k, "teacher": "h2", "d": 8.0, "draw": float(s), "icl": v, "diff_cf": v - 1.0, "diff_cf_se": 0.01}
     for k, vals in (("softmax", [0.90, 0.92, 0.95, 0.91]), ("none", [0.97, 0.96, 0.99, 0.98]))
