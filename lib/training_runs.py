@@ -68,7 +68,7 @@ def _check_contexts_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np
 # ----------------------------------------------------------------------------------------
 
 
-def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
+def probe_features(X: Any, y: Any, x_query: Any, tasks: Any = None) -> dict[str, np.ndarray]:
     """Candidate features of a context that a trained model's prediction may use.
 
     - ``"linear"``: ``x_q^T u`` with ``u = (d/ell) sum_i y_i x_i`` (what linear attention
@@ -76,19 +76,26 @@ def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
     - ``"quadratic"``: ``x_q^T M x_q`` with ``M = (1/ell) sum_i y_i (d x_i x_i^T - I)``,
       the one-step spectral estimator that sees the ``h_2`` part of the teacher
       (``E[M | w] = sqrt(2) a_2 (w w^T - I)/d`` up to normalization);
-    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``.
+    - ``"q"``: ``(1/ell) sum_i y_i^2``; ``"mean"``: ``(1/ell) sum_i y_i``;
+    - context-free: ``"norm2"``: ``|x_q|^2`` and ``"norm"``: ``|x_q|`` (for h2,
+      ``E[y | x_q] = (|x_q|^2 - 1)/sqrt(2)``);
+    - oracle, when the contexts' tasks ``w`` are given: ``"h1"`` ... ``"h4"``: the
+      normalized Hermite polynomials ``h_k(x_q^T w) = He_k(x_q^T w)/sqrt(k!)`` of the
+      query's projection on its task (what the Bayes predictor of a known task uses).
 
     Parameters
     ----------
     X : array_like, shape (n, ell, d)
     y : array_like, shape (n, ell)
     x_query : array_like, shape (n, d)
+    tasks : array_like, shape (n, d), optional
+        The task ``w`` of each context (for the oracle features).
 
     Returns
     -------
     dict of numpy.ndarray
         The features above, keyed ``"linear"``, ``"quadratic"``, ``"q"``, ``"mean"``,
-        each of shape (n,).
+        ``"norm2"``, ``"norm"`` (and ``"h1"`` ... ``"h4"`` with ``tasks``), each of shape (n,).
     """
     X, y, x_query = _check_contexts_arrays(X, y, x_query)
     _, ell, d = X.shape
@@ -101,6 +108,7 @@ def probe_features(X: Any, y: Any, x_query: Any) -> dict[str, np.ndarray]:
         "quadratic": quad,
         "q": np.einsum("nl,nl->n", y, y) / ell,
         "mean": y.mean(axis=1),
+        **_query_features(x_query, tasks),
     }
 
 
@@ -480,3 +488,303 @@ def welch_interval(
         "t": t,
         "p": 2.0 * stats.t.sf(np.abs(t), dof),
     }
+
+
+# ----------------------------------------------------------------------------------------
+# 6. the controls and full_la sweeps: paired differences on a common test set
+# ----------------------------------------------------------------------------------------
+
+__all__ += ["paired_gain", "paired_difference", "loss_curve"]
+
+
+def _t_summary(v: np.ndarray, level: float) -> dict[str, Any]:
+    m = int(v.size)
+    se = float(v.std(ddof=1) / math.sqrt(m)) if m > 1 else math.nan
+    dof = m - 1
+    half = float(stats.t.ppf(0.5 + level / 2, dof) * se) if m > 1 else math.nan
+    t = float(v.mean() / se) if m > 1 and se > 0 else math.nan
+    p = float(2.0 * stats.t.sf(abs(t), dof)) if m > 1 and se > 0 else math.nan
+    return {"mean": float(v.mean()), "se": se, "dof": dof, "half": half, "t": t, "p": p, "count": m}
+
+
+def paired_gain(
+    rows: list[dict[str, Any]], column: str = "diff_cf", level: float = 0.95, **equal: Any
+) -> dict[str, Any]:
+    r"""Mean over seeds of a per-row paired difference on the common test set, with its t-interval.
+
+    The sweeps ``controls`` and ``full_la`` of ``scripts/make_training.py`` test every
+    row on one common test set per (teacher, d, alpha) and store, per row, the mean over
+    that test set of the paired difference ``e_model - e_baseline`` of squared errors
+    (``diff_cf``: the context-free predictor ``E[y | x_q]``; ``diff_hand``: the hand-made
+    in-context estimator; ``diff_gamma``: ``fit_gamma``'s Gamma on as many contexts;
+    ``diff_ls``: the least-squares Gamma on the same pretraining set) and its test-set
+    standard error ``<column>_se``. For the ``m`` matching rows (seeds) with differences
+    :math:`\Delta_s` this returns :math:`\bar\Delta \pm t_{m-1}\, s/\sqrt m` (:math:`s` the
+    standard deviation over seeds): the uncertainty from training. The test set is shared
+    by the seeds, so its own uncertainty does not average out; it is reported apart as
+    ``"test_se"``, the root mean square of the rows' ``<column>_se``.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows.
+    column : str
+        A paired-difference column (``"diff_cf"``, ``"diff_hand"``, ``"diff_gamma"``,
+        ``"diff_ls"``).
+    level : float
+        Confidence level, in (0, 1).
+    **equal
+        The selection (:func:`select_runs`), e.g. ``kind="softmax", teacher="h2", d=8,
+        alpha=4, series="alpha"``; it should leave one row per seed.
+
+    Returns
+    -------
+    dict
+        ``"mean"``, ``"se"`` (over seeds), ``"dof"`` (``m - 1``), ``"half"`` (half-width of
+        the t-interval), ``"t"``, ``"p"`` (two-sided, of a zero mean), ``"count"`` and
+        ``"test_se"``. A negative mean: the model's error is below the baseline's.
+
+    Raises
+    ------
+    ValueError
+        If nothing matches, a matching row lacks the column, two rows share a seed
+        (``draw``), or ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    chosen = select_runs(rows, **equal)
+    if not chosen:
+        raise ValueError(f"no rows match {equal!r}")
+    draws = [r.get("draw") for r in chosen]
+    if len(set(draws)) != len(draws):
+        raise ValueError(f"the selection {equal!r} has several rows per draw {sorted(draws)}; select further")
+    try:
+        v = np.array([float(r[column]) for r in chosen])
+        se = np.array([float(r.get(column + "_se", math.nan)) for r in chosen])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"column must be a numeric paired-difference column of the rows; got {column!r}") from exc
+    out = _t_summary(v, level)
+    out["test_se"] = float(np.sqrt(np.mean(se**2)))
+    return out
+
+
+def paired_difference(
+    rows: list[dict[str, Any]],
+    a: dict[str, Any],
+    b: dict[str, Any],
+    value: str = "icl",
+    pair_by: tuple[str, ...] = ("draw",),
+    level: float = 0.95,
+    **equal: Any,
+) -> dict[str, Any]:
+    r"""Difference of ``value`` between two selections, paired by seed, with its t-interval.
+
+    The rows matching ``equal`` and ``a`` and those matching ``equal`` and ``b`` are
+    paired by the columns ``pair_by`` (the draw: in ``controls`` and ``full_la`` the rows
+    of one draw share the training seed, and every row of a (teacher, d, alpha) the test
+    set). For ``m`` pairs with differences :math:`\delta_s = a_s - b_s` the result is
+    :math:`\bar\delta \pm t_{m-1}\, s/\sqrt m` with :math:`m - 1` degrees of freedom.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`load_runs` rows.
+    a, b : dict
+        The two selections (e.g. ``{"kind": "softmax"}`` and ``{"kind": "none"}``).
+    value : str
+        The column compared (default ``"icl"``).
+    pair_by : tuple of str
+        Columns that identify a pair.
+    level : float
+        Confidence level, in (0, 1).
+    **equal
+        The selection common to both (e.g. ``teacher="h2", d=8, alpha=4, series="alpha"``).
+
+    Returns
+    -------
+    dict
+        ``"mean"`` (of ``a - b``), ``"se"``, ``"dof"``, ``"half"``, ``"t"``, ``"p"``,
+        ``"count"`` (pairs) and ``"pairs"`` (the ``pair_by`` values used, sorted).
+
+    Raises
+    ------
+    ValueError
+        If a side has two rows with the same ``pair_by`` values, no pair is complete, or
+        ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Unpaired rows (a seed present on one side only) are left out. Used in:
+    :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        raise TypeError(f"a and b must be dicts of column values; got {type(a).__name__} and {type(b).__name__}")
+    sides = []
+    for name, sel in (("a", a), ("b", b)):
+        chosen = select_runs(rows, **{**equal, **sel})
+        by_key: dict[tuple, float] = {}
+        for r in chosen:
+            key = tuple(r.get(k) for k in pair_by)
+            if key in by_key:
+                raise ValueError(f"selection {name} = {sel!r} (with {equal!r}) has two rows with {pair_by} = {key}")
+            by_key[key] = float(r[value])
+        sides.append(by_key)
+    keys = sorted(set(sides[0]) & set(sides[1]))
+    if not keys:
+        raise ValueError(f"no complete pair: a = {a!r} and b = {b!r} (with {equal!r}) share no {pair_by}")
+    out = _t_summary(np.array([sides[0][k] - sides[1][k] for k in keys]), level)
+    out["pairs"] = keys
+    return out
+
+
+def loss_curve(row: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The stored training-loss curve of a ``controls`` / ``full_la`` row.
+
+    Parameters
+    ----------
+    row : dict
+        A :func:`load_runs` row with the columns ``loss_every`` (``k``) and
+        ``loss_curve`` (the loss averaged over consecutive windows of ``k`` steps, as
+        JSON).
+
+    Returns
+    -------
+    steps, loss : numpy.ndarray
+        The last step of each window and the window's mean loss.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    import json
+
+    try:
+        k = int(float(row["loss_every"]))
+        loss = np.asarray(json.loads(row["loss_curve"]), dtype=float)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError("row must have the columns loss_every and loss_curve (a controls or full_la row)") from exc
+    return k * np.arange(1, loss.size + 1), loss
+
+
+def _query_features(x_query: np.ndarray, tasks: Any) -> dict[str, np.ndarray]:
+    """The context-free and oracle features of :func:`probe_features`."""
+    norm2 = np.einsum("nd,nd->n", x_query, x_query)
+    out = {"norm2": norm2, "norm": np.sqrt(norm2)}
+    if tasks is None:
+        return out
+    w = _as_float_array("tasks", tasks, 2)
+    if w.shape != x_query.shape:
+        raise ValueError(f"tasks must have shape (n, d) = {x_query.shape} like x_query; got shape {w.shape}")
+    z = np.einsum("nd,nd->n", x_query, w)
+    he_prev, he = np.ones_like(z), z  # He_0, He_1; He_{k+1} = z He_k - k He_{k-1}
+    for k in range(1, 5):
+        out[f"h{k}"] = he / math.sqrt(math.factorial(k))
+        he_prev, he = he, z * he - k * he_prev
+    return out
+
+
+#: Columns of the sweeps ``controls``, ``full_la`` and ``smoke`` (``CONTROL_COLUMNS`` of
+#: ``scripts/make_training.py``).
+CONTROL_RUN_COLUMNS: tuple[str, ...] = (
+    "experiment", "experiment_index", "config_index", "label", "series", "kind", "init", "teacher", "d", "alpha",
+    "kappa", "tau", "rho", "width", "layers", "steps", "batch", "lrs", "tune_steps", "tune_teacher", "tune_alpha",
+    "init_scale", "sampler", "draw", "seed", "test_seed", "n_test", "n_val", "ell", "n", "lr", "val_errors", "val",
+    "icl", "icl_se", "icl_cf", "icl_hand", "icl_gamma", "diff_cf", "diff_cf_se", "diff_hand", "diff_hand_se",
+    "diff_gamma", "diff_gamma_se", "icl_ls", "diff_ls", "diff_ls_se", "v21_norm", "final_loss", "final_loss_ls",
+    "flat_change", "loss_every", "loss_curve", "seconds",
+)  # fmt: skip
+_CTL_STR = frozenset(
+    {"experiment", "label", "series", "kind", "teacher", "lrs", "tune_teacher", "sampler", "val_errors", "loss_curve"}
+)
+_CTL_INT_LOW = {
+    "experiment_index": 0, "config_index": 0, "d": 1, "width": 0, "layers": 1, "steps": 1, "batch": 0,
+    "tune_steps": 0, "draw": 0, "seed": 0, "test_seed": 0, "n_test": 2, "n_val": 1, "ell": 1, "n": 1,
+    "loss_every": 1,
+}  # fmt: skip
+_CTL_NONNEGATIVE = frozenset(
+    {"val", "icl", "icl_se", "icl_cf", "icl_hand", "icl_gamma", "icl_ls", "v21_norm", "final_loss", "seconds"}
+)
+#: Columns that may be empty (read as None): the init of a transformer, the fit_gamma
+#: baseline below d(d+1) contexts, and what only linear-attention rows measure.
+_CTL_OPTIONAL = frozenset(
+    {"init", "icl_gamma", "diff_gamma", "diff_gamma_se", "icl_ls", "diff_ls", "diff_ls_se", "v21_norm",
+     "final_loss_ls"}
+)  # fmt: skip
+_CTL_LA_KINDS = ("la_full", "la_reduced")
+
+
+def _convert_control(name: str, text: str, where: str) -> Any:
+    if name in _CTL_OPTIONAL and text == "":
+        return None
+    if name in _CTL_STR or name == "init":
+        return _csvfile.to_text(name, text, where)
+    if name in _CTL_INT_LOW:
+        return _csvfile.to_int(name, text, where, low=_CTL_INT_LOW[name])
+    return _csvfile.to_float(name, text, where, allow_inf=name == "kappa", nonnegative=name in _CTL_NONNEGATIVE)
+
+
+def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
+    """Rows of a ``controls``, ``full_la`` or ``smoke`` sweep, every field checked.
+
+    The file ``training_<experiment>.csv`` must have the columns
+    :data:`CONTROL_RUN_COLUMNS` (written by ``scripts/make_training.py``): per row, the
+    settings (seed, common test-set seed ``test_seed``, tuned learning rate ``lr`` with
+    the candidates' validation errors ``val_errors``), the test error ``icl`` on the
+    common test set of its (teacher, d, alpha), the same test set's errors of the
+    baselines (``icl_cf``: the context-free predictor ``E[y | x_q]``; ``icl_hand``: the
+    hand-made in-context estimator; ``icl_gamma``: ``fit_gamma`` on as many contexts;
+    ``icl_ls``: least squares on the same pretraining set, linear attention only), the
+    paired differences ``diff_*`` with their test-set standard errors, and the loss curve
+    (:func:`loss_curve`). Integers are exact, ``kappa`` may be ``inf``; the columns of
+    :data:`_CTL_OPTIONAL` may be empty (None); the linear-attention columns are numbers
+    exactly in the rows of kinds ``la_full`` and ``la_reduced``.
+
+    Parameters
+    ----------
+    experiment : str
+        ``"controls"``, ``"full_la"`` or ``"smoke"``.
+    data_dir : path-like, optional
+        Folder of the CSV files (default :data:`DATA_DIR`).
+
+    Returns
+    -------
+    list of dict
+        One dict per row, keyed by :data:`CONTROL_RUN_COLUMNS`.
+
+    Raises
+    ------
+    ValueError
+        If there is no such file, or a field, a row or the header is not valid (the
+        message is ``"<path>:<line>: <column>: <problem>"``), or a row is repeated (same
+        label, kind, d, alpha and draw).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    if not isinstance(experiment, str) or not experiment:
+        raise ValueError(f"experiment must be a non-empty str such as 'controls'; got {experiment!r}")
+    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
+    if not path.exists():
+        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        if row["experiment"] != experiment:
+            raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+        la = row["kind"] in _CTL_LA_KINDS
+        for name in ("icl_ls", "diff_ls", "diff_ls_se", "v21_norm", "final_loss_ls"):
+            if (row[name] is None) == la:
+                state = "empty" if la else f"{row[name]!r}"
+                raise ValueError(f"{where}: {name}: {state} in a {row['kind']!r} row (linear attention only)")
+
+    keys = (
+        (lambda r: tuple(r[k] for k in ("label", "kind", "d", "alpha", "draw")), "same label, kind, d, alpha, draw"),
+    )
+    return _csvfile.read_rows(path, CONTROL_RUN_COLUMNS, _convert_control, check_row=check_row, keys=keys)
+
+
+__all__ += ["CONTROL_RUN_COLUMNS", "load_control_runs"]

@@ -40,26 +40,40 @@ def test_linear_attention_gradient_matches_finite_differences():
     rng = np.random.default_rng(2)
     D = 4
     W_pv = rng.standard_normal((D, D))
-    W_pv[-1, :-1] = 0.0
-    params = {"W_kq": jnp.asarray(rng.standard_normal((D, D))), "W_pv": jnp.asarray(W_pv)}
-    c = jnp.asarray(T.context_vectors(ctx.X, ctx.y))
-    args = (c, jnp.asarray(ctx.x_query), jnp.asarray(ctx.y_query), 0.05)
-    assert params["W_kq"].dtype == jnp.float64
-    grad = jax.grad(T._la_loss)(params, *args)
-    h = 1e-6
-    for name in ("W_kq", "W_pv"):
-        base = np.asarray(params[name])
-        for i, j in [(0, 0), (1, 2), (3, 1), (3, 3), (2, 3)]:
-            plus, minus = base.copy(), base.copy()
-            plus[i, j] += h
-            minus[i, j] -= h
-            fp = T._la_loss({**params, name: jnp.asarray(plus)}, *args)
-            fm = T._la_loss({**params, name: jnp.asarray(minus)}, *args)
-            assert_allclose(float(grad[name][i, j]), float((fp - fm) / (2 * h)), rtol=1e-6, atol=1e-9)
+    with jax.enable_x64(True):
+        for v21, stats in (("zero", T.context_vectors(ctx.X, ctx.y)), ("train", T.context_moments(ctx.X, ctx.y))):
+            params = {k: jnp.asarray(a) for k, a in T._la_split(rng.standard_normal((D, D)), W_pv).items()}
+            args = (jnp.asarray(stats), jnp.asarray(ctx.x_query), jnp.asarray(ctx.y_query), 0.05, v21)
+            assert params["W_kq"].dtype == jnp.float64
+            grad = jax.grad(T._la_loss)(params, *args)
+            h = 1e-6
+            for name, idx in [
+                ("W_kq", (0, 0)),
+                ("W_kq", (1, 2)),
+                ("W_kq", (2, 3)),
+                ("pv_rest", (1, 1)),
+                ("v22", ()),
+                ("v21", (1,)),
+            ]:
+                base = np.array(params[name])
+                plus, minus = base.copy(), base.copy()
+                plus[idx] += h
+                minus[idx] -= h
+                fp = T._la_loss({**params, name: jnp.asarray(plus)}, *args)
+                fm = T._la_loss({**params, name: jnp.asarray(minus)}, *args)
+                assert_allclose(float(grad[name][idx]), float((fp - fm) / (2 * h)), rtol=1e-6, atol=1e-9)
+            # v21 reaches the loss only in the full model (beyond the weight-decay term)
+            gv = np.asarray(grad["v21"]) - 2 * 0.05 * np.asarray(params["v21"])
+            assert (np.max(np.abs(gv)) > 1e-3) == (v21 == "train")
 
 
 @pytest.mark.slow
 def test_transformer_gradient_matches_finite_differences():
+    with jax.enable_x64(True):
+        _transformer_gradient_check()
+
+
+def _transformer_gradient_check():
     ctx = _contexts(n=6, d=3, ell=5, seed=3)
     params = T._init_transformer(np.random.default_rng(4), 4, 6, 2)
     params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float64), params)
@@ -99,6 +113,76 @@ def test_prediction_is_lib_linear_attention_and_gamma():
     via_gamma = np.einsum("nd,de,ne->n", ctx.x_query, model.gamma, F)
     assert_allclose(via_gamma, ref, rtol=1e-10, atol=1e-12)
     assert np.all(model.W_pv[-1, :-1] == 0.0)
+
+
+def test_full_linear_attention_trains_v21():
+    """v21="train": v21 moves (from zero), enters the prediction, which is lib's linear attention."""
+    ctx = _contexts(n=200, d=4, ell=8, teacher="h2", seed=5)
+    for init, scale in (("random", 1e-3), ("zfb", 0.1)):
+        model = T.train_linear_attention(ctx, steps=300, lr=0.05, rng=0, v21="train", init=init, init_scale=scale)
+        v21 = model.W_pv[-1, :-1]
+        assert np.linalg.norm(v21) > 0.1  # the gradient reached v21, which starts at 0
+        Z = _embed(ctx.X, ctx.y, ctx.x_query)
+        pred = model.predict(ctx.X, ctx.y, ctx.x_query)
+        assert_allclose(pred, lib.attention.linear_attention(Z, model.W_kq, model.W_pv), rtol=1e-10, atol=1e-12)
+        # the mutation: zeroing v21 in the forward changes the prediction
+        W0 = model.W_pv.copy()
+        W0[-1, :-1] = 0.0
+        zeroed = lib.attention.linear_attention(Z, model.W_kq, W0)
+        assert np.max(np.abs(pred - zeroed)) > 1e-2
+        assert model.settings["v21"] == "train" and model.settings["init"] == init
+        with pytest.raises(ValueError, match="v21"):
+            model.gamma
+    # with v21 held at 0 the training loss stays at or above the least-squares one;
+    # with v21 trained it goes below (h2: the second moments of the context tokens help)
+    reduced = T.train_linear_attention(ctx, steps=1500, lr=0.05, rng=0)
+    full = T.train_linear_attention(ctx, steps=1500, lr=0.05, rng=0, v21="train")
+    g = T.least_squares_gamma(ctx)
+    ls = np.mean((ctx.y_query - T.reduced_predict(g, ctx.X, ctx.y, ctx.x_query)) ** 2)
+    assert reduced.settings["final_loss"] >= ls - 1e-9
+    assert full.settings["final_loss"] < ls - 1e-3
+
+
+def test_zfb_initialization():
+    ctx = _contexts(n=30, d=3, ell=5, seed=4)
+    model = T.train_linear_attention(ctx, steps=1, lr=1e-12, rng=0, init="zfb", init_scale=0.5, optimizer="gd")
+    W_kq, W_pv = model.W_kq, model.W_pv
+    assert_allclose(W_pv[:-1], 0.0, atol=1e-9) and abs(W_pv[-1, -1] - 0.5) < 1e-9
+    assert_allclose(W_kq[-1], 0.0, atol=1e-9)
+    assert_allclose(W_kq[:, -1], 0.0, atol=1e-9)
+    K = W_kq[:-1, :-1]
+    assert_allclose(K, K.T, atol=1e-9)
+    assert np.linalg.eigvalsh(K).min() > -1e-9 and np.linalg.norm(K) == pytest.approx(0.5, rel=1e-6)
+
+
+def test_import_keeps_jax_float32():
+    """Importing lib.training and training a linear attention leave JAX's default at float32."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, jax, lib, lib.training as T\n"
+        "assert not jax.config.jax_enable_x64\n"
+        "ctx = lib.samplers.sample_contexts(20, 3, 4, None, 'h2', 0.1, np.random.default_rng(0))\n"
+        "m = T.train_linear_attention(ctx, steps=3, lr=0.01)\n"
+        "assert m.W_kq.dtype == np.float64\n"
+        "assert not jax.config.jax_enable_x64 and jax.numpy.zeros(1).dtype == jax.numpy.float32\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_context_free_control_ignores_the_context():
+    m = T.train_transformer("h2", 3, 2.0, 0.1, attention="none", steps=20, batch=8, lr=1e-2, width=8, rng=0)
+    assert m.settings["attention"] == "none" and np.all(np.isfinite(m.history))
+    ctx = _contexts(n=30, d=3, ell=6, teacher="h2", seed=13)
+    other = _contexts(n=30, d=3, ell=9, teacher="relu", seed=14)
+    pred = m.predict(ctx.X, ctx.y, ctx.x_query)
+    perm = np.random.default_rng(0).permutation(6)
+    assert_allclose(m.predict(ctx.X[:, perm], ctx.y[:, perm], ctx.x_query), pred, rtol=1e-6, atol=1e-6)
+    assert_allclose(m.predict(other.X, other.y, ctx.x_query), pred, rtol=1e-6, atol=1e-6)
+    # a transformer with attention does read the context
+    s = T.train_transformer("h2", 3, 2.0, 0.1, attention="softmax", steps=5, batch=8, lr=1e-2, width=8, rng=0)
+    assert np.max(np.abs(s.predict(other.X, other.y, ctx.x_query) - s.predict(ctx.X, ctx.y, ctx.x_query))) > 1e-6
 
 
 def test_trained_gamma_equals_fit_gamma_on_well_conditioned_problem():
@@ -181,6 +265,61 @@ def test_done_when_relu_d12():
     assert abs(e_tr - e_ls) < 0.02 * e_ls
 
 
+def test_transformer_scan_compiled_once():
+    """The training step is a module-level jitted function: a second run with the same shapes and
+    optimizer settings (lr, steps) but other data reuses its compilation."""
+    kw = {"steps": 4, "batch": 4, "lr": 1e-3, "width": 6}
+    T.train_transformer("h2", 3, 2.0, 0.1, rng=0, **kw)
+    n = T._tf_scan_data._cache_size()
+    T.train_transformer("relu", 3, 2.0, 0.5, rng=1, **kw)  # other data (teacher, noise, seed)
+    assert T._tf_scan_data._cache_size() == n
+    model = T.train_linear_attention(_contexts(n=20, d=3, ell=5), steps=3, lr=0.01, rng=0)
+    n = T._la_scan._cache_size()
+    T.train_linear_attention(_contexts(n=20, d=3, ell=5, seed=1), steps=3, lr=0.01, rng=1, weight_decay=0.1)
+    assert T._la_scan._cache_size() == n and model.W_kq.dtype == np.float64
+
+
+def test_transformer_memory_guard():
+    import time
+
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="alpha, batch and width"):
+        T.train_transformer("h2", 8, 1e7, 0.1, steps=10, batch=128, lr=1e-3)
+    with pytest.raises(ValueError, match="network"):
+        T.train_transformer_grid("h2", 8, 1e7, 0.1, seeds=[0], lrs=[1e-3], steps=10, batch=128)
+    assert time.perf_counter() - t < 5.0  # refused before anything is allocated
+    peak = T.transformer_peak_bytes
+    assert peak(8, 64, 128, 32) > peak(8, 32, 128, 32) > peak(8, 32, 64, 32)
+    assert peak(8, 32, 128, 32, members=4, sampler="device") > 2 * peak(8, 32, 128, 32, sampler="device")
+    assert peak(8, 32, 128, 32, layers=2) > peak(8, 32, 128, 32)
+
+
+@pytest.mark.slow
+def test_device_sampler_and_grid():
+    """Contexts drawn on the device: the law of sample_contexts; the vmapped grid equals single runs."""
+    import jax
+
+    with jax.enable_x64(False):
+        X, y, xq, yq = T._device_batch(jax.random.PRNGKey(0), 0.1, None, teacher="h2", d=5, ell=40, batch=4000)
+    y = np.asarray(y)
+    assert abs(y.mean()) < 0.02 and abs(y.var() - 1.1) < 0.05
+    assert abs(np.mean(np.sum(np.asarray(xq) ** 2, axis=1)) - 1.0) < 0.02
+    kw = {"steps": 40, "batch": 8, "width": 8}
+    grid = T.train_transformer_grid("h2", 3, 2.0, 0.1, seeds=[1, 2], lrs=[1e-3, 1e-2], **kw)
+    assert len(grid) == 2 and len(grid[0]) == 2
+    single = T.train_transformer("h2", 3, 2.0, 0.1, rng=2, lr=1e-2, sampler="device", **kw)
+    assert_allclose(grid[1][1].history, single.history, rtol=1e-4, atol=1e-6)
+    assert not np.allclose(grid[1][0].history, grid[1][1].history)  # the lr matters
+    assert_allclose(grid[1][0].history[0], grid[1][1].history[0])  # same init and first batch
+    assert not grid[0][0].settings["diverged"] and grid[0][0].settings["sampler"] == "device"
+    ctx = _contexts(n=10, d=3, ell=6, teacher="h2")
+    assert np.all(np.isfinite(grid[0][1].predict(ctx.X, ctx.y, ctx.x_query)))
+    with pytest.raises(ValueError, match="sampler='device'"):
+        T.train_transformer(lambda z: z, 3, 2.0, 0.1, sampler="device", lr=1e-3, **kw)
+    with pytest.raises(ValueError, match="sampler"):
+        T.train_transformer("h2", 3, 2.0, 0.1, sampler="gpu", lr=1e-3, **kw)
+
+
 # ----------------------------------------------------------------------------------------
 # bad input
 # ----------------------------------------------------------------------------------------
@@ -200,6 +339,10 @@ def test_bad_input_linear_attention():
         T.train_linear_attention(ctx, steps=5, lr=0.1, weight_decay=-1.0)
     with pytest.raises(ValueError, match="optimizer"):
         T.train_linear_attention(ctx, steps=5, lr=0.1, optimizer="sgd")
+    with pytest.raises(ValueError, match="v21"):
+        T.train_linear_attention(ctx, steps=5, lr=0.1, v21="free")
+    with pytest.raises(ValueError, match="init"):
+        T.train_linear_attention(ctx, steps=5, lr=0.1, init="xavier")
     bad = (ctx.X, ctx.y[:, :-1], ctx.x_query, ctx.y_query)
     with pytest.raises(ValueError, match="y must have shape"):
         T.train_linear_attention(bad, steps=5, lr=0.1)
@@ -234,6 +377,10 @@ def test_bad_input_transformer():
         T.train_transformer("h2", 3, 2.0, 0.1, layers=3, **kw)
     with pytest.raises(ValueError, match="alpha"):
         T.train_transformer("h2", 3, -2.0, 0.1, **kw)
+    with pytest.raises(ValueError, match="alpha"):
+        T.train_transformer("h2", 3, math.inf, 0.1, **kw)
+    with pytest.raises(ValueError, match="rho"):
+        T.train_transformer("h2", 3, 2.0, math.nan, **kw)
     with pytest.raises(ValueError, match="kappa"):
         T.train_transformer("h2", 3, 2.0, 0.1, kappa=0.0, **kw)
     with pytest.raises(ValueError, match="rho"):
@@ -271,3 +418,92 @@ def test_probe_recovers_an_exact_combination():
 def test_load_runs():
     with pytest.raises(ValueError, match="no-such"):
         T.load_runs("no-such")
+
+
+# ----------------------------------------------------------------------------------------
+# scripts/make_training.py: the controls pipeline on its smoke grid
+# ----------------------------------------------------------------------------------------
+
+
+def _make_training():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for p in (str(root), str(root / "scripts")):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    spec = importlib.util.spec_from_file_location("make_training", root / "scripts" / "make_training.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while it is executed
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_context_free_mean_of_the_script():
+    mt = _make_training()
+    xq = np.random.default_rng(0).standard_normal((50, 6)) / np.sqrt(6)
+    r2 = np.sum(xq**2, axis=1)
+    assert_allclose(mt._context_free_mean("h2", xq), (r2 - 1) / np.sqrt(2), atol=1e-10)
+    # relu: E[relu(|x| sqrt(d) t)] = |x| sqrt(d) Gamma(d/2) / (2 sqrt(pi) Gamma((d+1)/2)), centered and scaled
+    # as lib's relu teacher is; check against Monte Carlo over tasks instead of the formula
+    w = lib.samplers.sample_tasks(200_000, 6, np.random.default_rng(1))
+    f = lib.teachers.resolve_teacher("relu")
+    mc = np.array([f(w @ x).mean() for x in xq[:3]])
+    assert_allclose(mt._context_free_mean("relu", xq[:3]), mc, atol=0.01)
+
+
+def test_context_free_mean_matches_lib_theory():
+    """The script's E[y | x_q] has the error that lib.theory.context_free.context_free_error gives."""
+    from lib.theory.context_free import context_free_error
+
+    mt = _make_training()
+    d, rho = 8, 0.1
+    x = np.random.default_rng(3).standard_normal((200_000, d)) / np.sqrt(d)
+    m2 = np.mean(mt._context_free_mean("relu", x) ** 2)
+    # z = x^T w ~ N(0, 1) exactly, so E f(z)^2 = 1/2 for relu; error = E f^2 + rho - E m^2
+    assert abs((0.5 + rho - m2) - context_free_error("relu", d, rho)) < 2e-3
+
+
+def test_streaming_gamma_of_the_script_is_fit_gamma():
+    mt = _make_training()
+    n, d, ell = 500, 3, 6
+    g = mt._streaming_gamma(n, d, ell, "relu", 0.1, 123)
+    rng = np.random.default_rng(np.random.SeedSequence([123, 3, 0]))  # the script's first (only) chunk
+    fb = lib.samplers.sample_features(n, d, ell, None, "relu", 0.1, rng)
+    assert_allclose(g, lib.attention.fit_gamma(fb.queries, fb.features, fb.targets), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.slow
+def test_make_training_smoke(tmp_path):
+    """The smoke grid runs, shares one test set per (teacher, d, alpha), pairs, and resumes."""
+    import lib.training_runs as tr
+
+    mt = _make_training()
+    assert mt.main(["smoke", "--out", str(tmp_path), "--workers", "0"]) == 0
+    import lib.training_runs as runs
+
+    assert tuple(mt.CONTROL_COLUMNS) == runs.CONTROL_RUN_COLUMNS
+    rows = runs.load_control_runs("smoke", tmp_path)
+    assert len(rows) == 5
+    assert {r["kind"] for r in rows} == {"softmax", "linear", "none", "la_full", "la_reduced"}
+    tf = [r for r in rows if r["kind"] in ("softmax", "linear", "none")]
+    # one common test set: the same seed and the same baseline errors in every row
+    assert len({r["test_seed"] for r in rows}) == 1
+    assert len({r["icl_cf"] for r in tf}) == 1 and len({r["icl_hand"] for r in tf}) == 1
+    for r in rows:
+        assert r["icl"] - r["icl_cf"] == pytest.approx(r["diff_cf"], abs=1e-9)
+        assert np.isfinite(r["val"]) and r["lr"] in [float(v) for v in r["lrs"].split(",")]
+        steps, loss = tr.loss_curve(r)
+        assert steps[-1] <= r["steps"] and np.all(np.isfinite(loss))
+    la = {r["kind"]: r for r in rows if r["kind"].startswith("la_")}
+    assert la["la_reduced"]["v21_norm"] == 0.0 and la["la_full"]["v21_norm"] > 0.0
+    assert la["la_reduced"]["final_loss"] >= la["la_reduced"]["final_loss_ls"] - 1e-9
+    g = tr.paired_gain(rows, "diff_cf", kind="none")
+    assert g["count"] == 1 and g["dof"] == 0
+    # the learning rates tuned once per (kind, d), cached next to the CSV
+    assert (tmp_path / "training_smoke_lr_softmax_d4.json").exists()
+    # resuming computes nothing and keeps the rows
+    assert mt.main(["smoke", "--out", str(tmp_path), "--workers", "0"]) == 0
+    assert len(runs.load_control_runs("smoke", tmp_path)) == 5

@@ -313,3 +313,67 @@ def test_select_runs_matches_a_seed_exactly():
     assert tr.select_runs(rows, seed=seed) == [rows[0]]
     assert tr.select_runs(rows, seed=seed + 1) == []  # equal to seed as a float
     assert len(tr.select_runs(rows, d=8.0, kind="softmax", teacher="h2", alpha=2)) == 3
+
+
+PAIRED = [
+    {"kind": k, "teacher": "h2", "d": 8.0, "draw": float(s), "icl": v, "diff_cf": v - 1.0, "diff_cf_se": 0.01}
+    for k, vals in (("softmax", [0.90, 0.92, 0.95, 0.91]), ("none", [0.97, 0.96, 0.99, 0.98]))
+    for s, v in enumerate(vals)
+] + [{"kind": "none", "teacher": "h2", "d": 8.0, "draw": 9.0, "icl": 1.0, "diff_cf": 0.0, "diff_cf_se": 0.01}]
+
+
+def test_paired_gain_t_interval():
+    g = tr.paired_gain(PAIRED, "diff_cf", kind="softmax")
+    v = np.array([0.90, 0.92, 0.95, 0.91]) - 1.0
+    assert_allclose(g["mean"], v.mean())
+    assert_allclose(g["se"], v.std(ddof=1) / 2)
+    assert g["dof"] == 3 and g["count"] == 4
+    assert_allclose(g["half"], stats.t.ppf(0.975, 3) * g["se"])
+    assert_allclose(g["p"], stats.ttest_1samp(v, 0.0).pvalue)
+    assert_allclose(g["test_se"], 0.01)
+    with pytest.raises(ValueError, match="no rows"):
+        tr.paired_gain(PAIRED, kind="gru")
+    with pytest.raises(ValueError, match="several rows per draw"):
+        tr.paired_gain(PAIRED + PAIRED[:1], kind="softmax")
+    with pytest.raises(ValueError, match="column"):
+        tr.paired_gain(PAIRED, "diff_hand", kind="softmax")
+
+
+def test_paired_difference_pairs_by_draw():
+    out = tr.paired_difference(PAIRED, {"kind": "softmax"}, {"kind": "none"}, teacher="h2")
+    delta = np.array([0.90, 0.92, 0.95, 0.91]) - np.array([0.97, 0.96, 0.99, 0.98])
+    assert out["count"] == 4 and out["dof"] == 3  # the unpaired draw 9 is left out
+    assert_allclose(out["mean"], delta.mean())
+    assert_allclose(out["p"], stats.ttest_rel([0.90, 0.92, 0.95, 0.91], [0.97, 0.96, 0.99, 0.98]).pvalue)
+    with pytest.raises(ValueError, match="no complete pair"):
+        tr.paired_difference(PAIRED, {"kind": "softmax"}, {"kind": "gru"})
+    with pytest.raises(ValueError, match="two rows"):
+        tr.paired_difference(PAIRED, {"kind": "softmax"}, {"kind": "none"}, pair_by=("teacher",))
+    with pytest.raises(TypeError, match="dicts"):
+        tr.paired_difference(PAIRED, "softmax", {"kind": "none"})
+
+
+def test_loss_curve():
+    steps, loss = tr.loss_curve({"loss_every": 5.0, "loss_curve": "[1.0, 0.5, 0.25]"})
+    assert list(steps) == [5, 10, 15] and list(loss) == [1.0, 0.5, 0.25]
+    with pytest.raises(ValueError, match="loss_curve"):
+        tr.loss_curve({"icl": 1.0})
+
+
+def test_probe_features_context_free_and_oracle():
+    import lib
+
+    ctx = lib.samplers.sample_contexts(400, 5, 6, None, "h2", 0.0, np.random.default_rng(0))
+    f = tr.probe_features(ctx.X, ctx.y, ctx.x_query)
+    assert_allclose(f["norm2"], np.sum(ctx.x_query**2, axis=1))
+    assert_allclose(f["norm"], np.linalg.norm(ctx.x_query, axis=1))
+    assert "h1" not in f
+    w = lib.samplers.sample_tasks(400, 5, np.random.default_rng(1))
+    g = tr.probe_features(ctx.X, ctx.y, ctx.x_query, tasks=w)
+    z = np.sum(ctx.x_query * w, axis=1)
+    assert_allclose(g["h1"], z)
+    assert_allclose(g["h2"], (z**2 - 1) / np.sqrt(2))
+    assert_allclose(g["h3"], (z**3 - 3 * z) / np.sqrt(6))
+    assert_allclose(g["h4"], (z**4 - 6 * z**2 + 3) / np.sqrt(24))
+    with pytest.raises(ValueError, match="tasks"):
+        tr.probe_features(ctx.X, ctx.y, ctx.x_query, tasks=w[:, :3])
