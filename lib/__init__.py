@@ -24,7 +24,7 @@ The teaching layer: :mod:`lib.claims` (asserted sentences), :mod:`lib.tables` (M
 tables), :mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.widgets`,
 which are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
 ipywidgets; ``import lib`` imports neither). :mod:`lib.training` (trained networks,
-chapter 7) and :mod:`lib.training_widgets` are loaded on first use too, since they
+chapter 7), :mod:`lib.transformers` and :mod:`lib.training_widgets` are loaded on first use too, since they
 import JAX, which is the package's optional extra ``training``
 (``pip install icl-nonlinear-book[training]``): everything else runs without it.
 
@@ -71,7 +71,7 @@ from .theory import (
 
 #: Modules imported on first access (``lib.plotting``), so that ``import lib`` stays free
 #: of matplotlib and ipywidgets.
-_LAZY = ("plotting", "widgets", "labs", "training", "training_runs", "training_widgets")
+_LAZY = ("plotting", "widgets", "labs", "training", "training_runs", "training_widgets", "transformers")
 
 __all__ = [
     "__version__",

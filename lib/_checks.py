@@ -710,3 +710,31 @@ def check_contexts(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray
     if x_query.shape != (n, d):
         raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
     return X, y, x_query
+
+
+def as_float_array(name: str, value: Any, ndim: int) -> np.ndarray:
+    """``value`` as a finite float array with ``ndim`` dimensions (``name`` in the messages)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; got {type(value).__name__}") from exc
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
+    return arr
+
+
+def check_context_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contexts as arrays: tokens ``X`` (n, ell, d), labels ``y`` (n, ell), queries (n, d)."""
+    X = as_float_array("X", X, 3)
+    n, ell, d = X.shape
+    if n < 1 or ell < 1 or d < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    y = as_float_array("y", y, 2)
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    x_query = as_float_array("x_query", x_query, 2)
+    if x_query.shape != (n, d):
+        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
+    return X, y, x_query

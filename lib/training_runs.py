@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from lib._checks import as_float_array, check_context_arrays
+
 from . import _csvfile
 from ._checks import check_real, check_scalar
 
@@ -36,32 +38,6 @@ DATA_DIR: Path = Path(str(importlib.resources.files("lib").joinpath("data")))
 # ----------------------------------------------------------------------------------------
 # input checks shared with lib.training
 # ----------------------------------------------------------------------------------------
-
-
-def _as_float_array(name: str, value: Any, ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers; got {type(value).__name__}") from exc
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimensions; got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
-    return arr
-
-
-def _check_contexts_arrays(X: Any, y: Any, x_query: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    X = _as_float_array("X", X, 3)
-    n, ell, d = X.shape
-    if n < 1 or ell < 1 or d < 1:
-        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
-    y = _as_float_array("y", y, 2)
-    if y.shape != (n, ell):
-        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
-    x_query = _as_float_array("x_query", x_query, 2)
-    if x_query.shape != (n, d):
-        raise ValueError(f"x_query must have shape (n, d) = {(n, d)} to match X; got shape {x_query.shape}")
-    return X, y, x_query
 
 
 # 3. probes: what the predictions are a function of
@@ -97,7 +73,7 @@ def probe_features(X: Any, y: Any, x_query: Any, tasks: Any = None) -> dict[str,
         The features above, keyed ``"linear"``, ``"quadratic"``, ``"q"``, ``"mean"``,
         ``"norm2"``, ``"norm"`` (and ``"h1"`` ... ``"h4"`` with ``tasks``), each of shape (n,).
     """
-    X, y, x_query = _check_contexts_arrays(X, y, x_query)
+    X, y, x_query = check_context_arrays(X, y, x_query)
     _, ell, d = X.shape
     proj = np.einsum("nld,nd->nl", X, x_query)  # x_i^T x_q
     quad = d * np.einsum("nl,nl->n", y, proj**2) / ell - np.einsum("nl->n", y) / ell * np.einsum(
@@ -141,7 +117,7 @@ def probe(predictions: Any, features: dict[str, np.ndarray], names: tuple[str, .
         names the feature and the first such entry), a feature's shape differs from the
         predictions', ``names`` is empty or names an unknown feature.
     """
-    p = _as_float_array("predictions", predictions, 1)
+    p = as_float_array("predictions", predictions, 1)
     if not names:
         raise ValueError("names must list at least one feature")
     unknown = [k for k in names if k not in features]
@@ -676,7 +652,7 @@ def _query_features(x_query: np.ndarray, tasks: Any) -> dict[str, np.ndarray]:
     out = {"norm2": norm2, "norm": np.sqrt(norm2)}
     if tasks is None:
         return out
-    w = _as_float_array("tasks", tasks, 2)
+    w = as_float_array("tasks", tasks, 2)
     if w.shape != x_query.shape:
         raise ValueError(f"tasks must have shape (n, d) = {x_query.shape} like x_query; got shape {w.shape}")
     z = np.einsum("nd,nd->n", x_query, w)

@@ -43,7 +43,7 @@ def test_lib_does_not_import_training_eagerly():
 
 
 def test_training_without_jax_names_the_extra():
-    for module in ("lib.training", "lib.training_widgets"):
+    for module in ("lib.training", "lib.transformers", "lib.training_widgets"):
         done = _run(f"import {module}")
         assert done.returncode != 0
         last = done.stderr.strip().splitlines()[-1]

@@ -15,6 +15,7 @@ pytest.importorskip("optax", reason=_NO_JAX)
 import jax.numpy as jnp  # noqa: E402
 
 import lib.training as T  # noqa: E402
+import lib.transformers as TF  # noqa: E402
 
 
 def _contexts(n=300, d=4, ell=20, teacher="relu", rho=0.1, seed=0):
@@ -75,14 +76,14 @@ def test_transformer_gradient_matches_finite_differences():
 
 def _transformer_gradient_check():
     ctx = _contexts(n=6, d=3, ell=5, seed=3)
-    params = T._init_transformer(np.random.default_rng(4), 4, 6, 2)
+    params = TF._init_transformer(np.random.default_rng(4), 4, 6, 2)
     params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float64), params)
     data = tuple(jnp.asarray(a) for a in (ctx.X, ctx.y, ctx.x_query, ctx.y_query))
 
     for attention in T.ATTENTIONS:
 
         def loss(p, attention=attention):
-            return jnp.mean((data[3] - T._tf_forward(p, *data[:3], attention)) ** 2)
+            return jnp.mean((data[3] - TF._tf_forward(p, *data[:3], attention)) ** 2)
 
         loss = jax.jit(loss)
         grad = jax.jit(jax.grad(loss))(params)
@@ -270,9 +271,9 @@ def test_transformer_scan_compiled_once():
     optimizer settings (lr, steps) but other data reuses its compilation."""
     kw = {"steps": 4, "batch": 4, "lr": 1e-3, "width": 6}
     T.train_transformer("h2", 3, 2.0, 0.1, rng=0, **kw)
-    n = T._tf_scan_data._cache_size()
+    n = TF._tf_scan_data._cache_size()
     T.train_transformer("relu", 3, 2.0, 0.5, rng=1, **kw)  # other data (teacher, noise, seed)
-    assert T._tf_scan_data._cache_size() == n
+    assert TF._tf_scan_data._cache_size() == n
     model = T.train_linear_attention(_contexts(n=20, d=3, ell=5), steps=3, lr=0.01, rng=0)
     n = T._la_scan._cache_size()
     T.train_linear_attention(_contexts(n=20, d=3, ell=5, seed=1), steps=3, lr=0.01, rng=1, weight_decay=0.1)
@@ -300,7 +301,7 @@ def test_device_sampler_and_grid():
     import jax
 
     with jax.enable_x64(False):
-        X, y, xq, yq = T._device_batch(jax.random.PRNGKey(0), 0.1, None, teacher="h2", d=5, ell=40, batch=4000)
+        X, y, xq, yq = TF._device_batch(jax.random.PRNGKey(0), 0.1, None, teacher="h2", d=5, ell=40, batch=4000)
     y = np.asarray(y)
     assert abs(y.mean()) < 0.02 and abs(y.var() - 1.1) < 0.05
     assert abs(np.mean(np.sum(np.asarray(xq) ** 2, axis=1)) - 1.0) < 0.02
