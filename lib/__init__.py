@@ -53,7 +53,7 @@ from . import (
 from .attention import exact_error, fit_gamma, gamma_from_weights, linear_attention, predict
 from .baselines import baseline_errors, bayes_ridge_predict, dmmse_predict
 from .finite_size import extrapolate
-from .hermite import LINKS, coefficients, get_link, hermite_function
+from .hermite import LINKS, coefficients, get_link, hermite_function, hermite_polynomial
 from .samplers import sample_contexts, sample_features, sample_task_set
 from .simulation import mc_error, simulate, simulate_many
 from .spectral import spectral_error, spectral_overlap, spectral_predict
@@ -81,7 +81,7 @@ __all__ = [
     "gamma_from_weights",
     "baseline_errors", "bayes_ridge_predict", "dmmse_predict", "spectral_predict",
     "extrapolate",
-    "LINKS", "coefficients", "gaussian_equivalent", "get_link", "hermite_function", "teacher_moments",
+    "LINKS", "coefficients", "gaussian_equivalent", "get_link", "hermite_function", "hermite_polynomial", "teacher_moments",
     "sample_contexts", "sample_features", "sample_task_set",
     "effective_noise", "icl_error", "idg_error", "nonlinear_icl_error", "nonlinear_idg_error",
     "nonlinear_optimal_lambda", "optimal_lambda", "pure_noise_error", "transition_kappa",

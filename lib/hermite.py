@@ -57,8 +57,8 @@ from lib.quadrature import probe as _probe
 
 __all__ = [
     "MAX_DEGREE",
-    "hermite_function",
-    "hermite_functions",
+    "hermite_polynomial",
+    "hermite_polynomials",
     "coefficients",
     "second_moment",
     "linear_coefficient",
@@ -76,7 +76,7 @@ MAX_DEGREE: int = 150
 
 
 # --------------------------------------------------------------------------------------
-# Normalized Hermite polynomials (the functions are named hermite_function*)
+# Normalized Hermite polynomials (hermite_function* are the old names, kept as aliases)
 # --------------------------------------------------------------------------------------
 def _weighted_hermite(degree: int, z: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
     """Rows ``h_m(z) * weight`` for ``m = 0..degree`` by the normalized recurrence.
@@ -106,7 +106,7 @@ def _finite_or_raise(values: np.ndarray, z: np.ndarray, what: str) -> np.ndarray
     return values
 
 
-def hermite_functions(degree: int, z: Any) -> np.ndarray:
+def hermite_polynomials(degree: int, z: Any) -> np.ndarray:
     """All normalized Hermite polynomials ``h_0(z), ..., h_degree(z)`` at once.
 
     .. math::
@@ -143,10 +143,10 @@ def hermite_functions(degree: int, z: Any) -> np.ndarray:
     return _finite_or_raise(out, zz, f"h_m(z) for m <= {degree}")
 
 
-def hermite_function(m: int, z: Any) -> np.ndarray:
+def hermite_polynomial(m: int, z: Any) -> np.ndarray:
     """Normalized probabilists' Hermite polynomial ``h_m(z) = He_m(z) / sqrt(m!)``.
 
-    Computed by the stable recurrence of :func:`hermite_functions` (never through
+    Computed by the stable recurrence of :func:`hermite_polynomials` (never through
     ``He_m`` and ``m!``). ``E[h_m(z) h_n(z)] = delta_mn`` for ``z ~ N(0, 1)``.
 
     Parameters
@@ -171,7 +171,7 @@ def hermite_function(m: int, z: Any) -> np.ndarray:
     ``h_2(z) = (z^2 - 1) / sqrt(2)``, ``h_3(z) = (z^3 - 3 z) / sqrt(6)``.
     """
     m = _check_degree(m, "m")
-    return hermite_functions(m, z)[m]
+    return hermite_polynomials(m, z)[m]
 
 
 # --------------------------------------------------------------------------------------
@@ -763,3 +763,9 @@ def __getattr__(name: str):
     if name in _MOVED:
         raise AttributeError(f"lib.hermite.{name} has moved to {_MOVED[name]}.{name}")
     raise AttributeError(f"module 'lib.hermite' has no attribute {name!r}")
+
+
+#: Old names of :func:`hermite_polynomial` and :func:`hermite_polynomials` (the functions
+#: compute polynomials, not Hermite functions), kept so that existing code runs.
+hermite_function = hermite_polynomial
+hermite_functions = hermite_polynomials

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from lib._checks import check_contexts, check_int, check_real, check_rho, check_vectorized
-from lib.hermite import coefficients, hermite_functions
+from lib.hermite import coefficients, hermite_polynomials
 from lib.samplers import BATCH_BYTES
 from lib.teachers import TeacherLike, as_link, teacher_moments
 from lib.theory.spectral import (
@@ -242,7 +242,7 @@ def spectral_fit(
             f"fit the link; got ell = {ell}"
         )
     s = np.sqrt(d) * np.einsum("nld,nd->nl", X, w_hat)
-    H = np.moveaxis(hermite_functions(degree, s), 0, -1)  # (n, ell, D + 1)
+    H = np.moveaxis(hermite_polynomials(degree, s), 0, -1)  # (n, ell, D + 1)
     gram = np.einsum("nlk,nlm->nkm", H, H)  # normal equations of the n small fits
     # pseudo-inverse: a minimum-norm fit when the projections are degenerate
     coef = np.einsum("nkm,nm->nk", np.linalg.pinv(gram), np.einsum("nlk,nl->nk", H, y))
@@ -330,7 +330,7 @@ def spectral_predict(
         return _apply_link(link, np.where(flip, -s_q, s_q))
     w_hat, coef = spectral_fit(X, y, preprocess, degree=degree)
     s_q = np.sqrt(d) * np.einsum("nd,nd->n", x_query, w_hat)
-    return np.einsum("nk,kn->n", coef, hermite_functions(degree, s_q))
+    return np.einsum("nk,kn->n", coef, hermite_polynomials(degree, s_q))
 
 
 def spectral_test_error(

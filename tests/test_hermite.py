@@ -446,3 +446,9 @@ def test_hermite_function_bounds_the_index(m):
         H.hermite_function(m, 0.3)
     with pytest.raises(ValueError, match="degree must be an integer in"):
         H.hermite_functions(m, 0.3)
+
+
+def test_old_names_are_aliases():
+    """hermite_function(s) are the old names of hermite_polynomial(s), kept for existing code."""
+    assert H.hermite_function is H.hermite_polynomial
+    assert H.hermite_functions is H.hermite_polynomials
