@@ -212,6 +212,16 @@ def _check_run(row: dict[str, Any], where: str) -> None:
             )
 
 
+def _run_file(experiment: Any, data_dir: Any, example: str) -> Path:
+    """The CSV file ``training_<experiment>.csv`` of a stored sweep, checked to exist."""
+    if not isinstance(experiment, str) or not experiment:
+        raise ValueError(f"experiment must be a non-empty str such as {example!r}; got {experiment!r}")
+    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
+    if not path.exists():
+        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+    return path
+
+
 def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     """Rows of the stored training sweep ``training_<experiment>.csv``, every field checked.
 
@@ -257,11 +267,7 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
         column filled in the wrong kind of row or left empty, and a repeated row (both
         lines are named), a text with a control character, a row of another experiment.
     """
-    if not isinstance(experiment, str) or not experiment:
-        raise ValueError(f"experiment must be a non-empty str such as 'transformers'; got {experiment!r}")
-    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
-    if not path.exists():
-        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+    path = _run_file(experiment, data_dir, "transformers")
 
     def check_row(row: dict[str, Any], where: str) -> None:
         if row["experiment"] != experiment:
@@ -742,11 +748,7 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
     -----
     Used in: :doc:`trained networks </book/trained/networks>`.
     """
-    if not isinstance(experiment, str) or not experiment:
-        raise ValueError(f"experiment must be a non-empty str such as 'controls'; got {experiment!r}")
-    path = Path(DATA_DIR if data_dir is None else data_dir) / f"training_{experiment}.csv"
-    if not path.exists():
-        raise ValueError(f"experiment {experiment!r}: no file {path}; run scripts/make_training.py {experiment}")
+    path = _run_file(experiment, data_dir, "controls")
 
     def check_row(row: dict[str, Any], where: str) -> None:
         if row["experiment"] != experiment:
