@@ -722,7 +722,9 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
     ``icl_ls``: least squares on the same pretraining set, linear attention only), the
     paired differences ``diff_*`` with their test-set standard errors, and the loss curve
     (:func:`loss_curve`). Integers are exact, ``kappa`` may be ``inf``; the columns of
-    :data:`_CTL_OPTIONAL` may be empty (None); the linear-attention columns are numbers
+    ``init``, ``icl_gamma``, ``diff_gamma``, ``diff_gamma_se`` and the linear-attention
+    columns (``icl_ls``, ``diff_ls``, ``diff_ls_se``, ``v21_norm``, ``final_loss_ls``) may be
+    empty (None); the linear-attention columns are numbers
     exactly in the rows of kinds ``la_full`` and ``la_reduced``.
 
     Parameters
