@@ -24,7 +24,10 @@ formula then gives, with the normalized Hermite coefficients :math:`a_m` of :mat
 
 .. math::
 
-    E\, g^2 = E_c\, E[f(x^\top w) f(x^\top w') \mid c] = \sum_m a_m^2\, E[t^m], \qquad
+    E\, g^2 = E_c\, E[f(x^\top w) f(x^\top w') \mid c] = \sum_m a_m^2\, E[t^m],
+
+.. math::
+
     e_{\mathrm{cf}}(d) = \rho + \sum_{m \ge 1} a_m^2 \big(1 - E[t^m]\big),
 
 with :math:`E[t^m] = 0` for odd :math:`m` and
