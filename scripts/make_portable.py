@@ -190,7 +190,13 @@ class Portable:
     def markdown(self, source: str) -> str:
         """The portable form of one markdown cell's source."""
         lines = source.split("\n")
-        out, i = [], 0
+        out, i, plain = [], 0, []
+
+        def flush() -> None:  # roles over a run of plain lines: a role may span a line break
+            if plain:
+                out.extend(self.roles("\n".join(plain)).split("\n"))
+                plain.clear()
+
         while i < len(lines):
             line = lines[i]
             m = _OPEN.match(line)
@@ -198,9 +204,10 @@ class Portable:
                 i += 1
                 continue
             if not m:
-                out.append(self.roles(re.sub(r"(\$\$)\s*\([\w:.-]+\)\s*$", r"\1", line)))
+                plain.append(re.sub(r"(\$\$)\s*\([\w:.-]+\)\s*$", r"\1", line))
                 i += 1
                 continue
+            flush()
             fence, name, arg = m.group("fence"), m.group("name"), m.group("arg").strip()
             j, options = i + 1, {}
             while j < len(lines) and _OPTION.match(lines[j]):
@@ -221,6 +228,7 @@ class Portable:
                 j += 1
             out.extend(self.directive(name, arg, options, "\n".join(body)).split("\n"))
             i = j + 1
+        flush()
         return "\n".join(out)
 
     def directive(self, name: str, arg: str, options: dict, body: str) -> str:
@@ -237,7 +245,8 @@ class Portable:
         if name == "figure":
             caption = self.roles(self.markdown(body)).strip()
             shown = self.ids.get(label, ("", ""))[1] if label else ""
-            return f"{anchor}\n\n![{html.escape(caption[:80])}]({arg})\n\n*{shown + ' ' if shown else ''}{caption}*"
+            image = f"![{html.escape(caption)}]({arg})\n\n" if arg else ""  # none: the figure is a cell output
+            return f"{anchor}\n\n{image}*{shown + ' ' if shown else ''}{caption}*"
         if name == "glossary":
             return self.markdown(body)
         title = TITLES.get(name, name.split(":")[-1].capitalize())
@@ -253,7 +262,10 @@ def portable_notebook(nb: nbformat.NotebookNode, converter: Portable) -> nbforma
     out = nbformat.from_dict(nb)
     out = nbformat.v4.upgrade(out) if out.nbformat < 4 else out
     for cell in out.cells:
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and cell.metadata.get("book_sync") == "macros":
+            # plain Markdown shows MyST's front matter as text: keep only the MathJax \def line
+            cell.source = cell.source.strip().splitlines()[-1]
+        elif cell.cell_type == "markdown":
             cell.source = converter.markdown(cell.source).strip("\n")
     return out
 

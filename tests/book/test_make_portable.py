@@ -115,3 +115,17 @@ def test_without_an_instructor_build_the_script_says_so(tmp_path, capsys):
 )
 def test_book_url_from_the_repository(url, expected):
     assert make_portable.book_url({"repository": {"url": url}}) == expected
+
+
+def test_roles_over_line_breaks_figures_without_images_and_the_macros_cell():
+    conv = make_portable.Portable("https://x.github.io/b/", {"sec-a": ("book/p", "Section 1")}, {}, "book/p")
+    out = conv.markdown("See {ref}`the audit\nsection <sec-a>` here.")
+    assert "{ref}" not in out and "the audit" in out and "#sec-a)" in out
+    fig = conv.markdown(
+        ":::{figure}\n:name: fig-x\nA caption that is longer than eighty characters, so it must not be cut off.\n:::"
+    )
+    assert "![" not in fig and "must not be cut off." in fig
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("---\nmath:\n  x: y\n---\n$\\def\\E{\\mathbb{E}}$")]
+    nb.cells[0].metadata["book_sync"] = "macros"
+    assert make_portable.portable_notebook(nb, conv).cells[0].source == "$\\def\\E{\\mathbb{E}}$"
