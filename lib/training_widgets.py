@@ -31,7 +31,7 @@ _MARKERS = {"softmax": "o", "linear": "s"}
 _COLORS = {"softmax": "#D55E00", "linear": "#0072B2"}
 
 _NOTE = (
-    "Interactive explorer: it needs a running Python kernel (Binder, Colab or a local "
+    "Interactive explorer: it needs a running Python kernel (run this notebook in "
     "Jupyter); the figure above shows the default values."
 )
 

@@ -3,8 +3,7 @@
 Each explorer is one function returning a widget. A chapter first draws the static
 figure with default values (so that a reader of the HTML without a kernel sees it) and
 then, in a separate cell, calls the explorer, which redraws the same figure function from
-:mod:`lib.plotting` as the controls move. The explorers need a running kernel (Binder,
-Colab or a local Jupyter).
+:mod:`lib.plotting` as the controls move. The explorers need a running Jupyter kernel.
 
 Used in: :doc:`Hermite basics </book/hermite/basics>`,
 :doc:`the equivalence theorem </book/equivalence/theorem>`,
@@ -45,10 +44,9 @@ __all__ = [
 #: What a reader without a kernel (the HTML book, a saved notebook) sees instead of the
 #: controls: the static figure above the explorer is drawn by the same function.
 LIVE_NOTE = (
-    "Interactive explorer: it needs a running Python kernel. Open this page on "
-    "Binder or Colab (rocket button at the top of the page) or run the notebook "
-    "locally (make lab, from the repository) to move the controls; the "
-    "figure above shows the default values."
+    "Interactive explorer: it needs a running Python kernel. Run this notebook in "
+    "Jupyter to move the controls (the pages 'Running the book' and 'Working as a "
+    "student' say how); the figure above shows the default values."
 )
 
 

@@ -139,6 +139,11 @@ def strip_solution_markdown(text: str, in_solution: bool, where: str) -> tuple[s
         raise StudentEditionError(str(err)) from None
 
 
+#: A link to a lecture's slides (book/syllabus.md): the slides are the instructor's and
+#: are not part of the student HTML, so the student edition drops the links.
+SLIDES_LINK = re.compile(r'(?:\s*<br>|;)?\s*<a class="slides-link"[^>]*>[^<]*</a>')
+
+
 def strip_instructor_only(text: str, where: str) -> str:
     """Remove the instructor-only passages of a markdown text (page or cell).
 
@@ -526,8 +531,8 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
                     f"{path}: solutions in a markdown page are not supported; put the exercises in a notebook"
                 )
             if path.suffix == ".md":
-                text = path.read_text(encoding="utf-8")
-                target.write_text(strip_instructor_only(text, str(path.relative_to(root))), encoding="utf-8")
+                text = strip_instructor_only(path.read_text(encoding="utf-8"), str(path.relative_to(root)))
+                target.write_text(SLIDES_LINK.sub("", text), encoding="utf-8")
             else:
                 shutil.copy2(path, target)
     return written
@@ -549,6 +554,24 @@ def build(out: Path, jb_flags: list[str]) -> None:
     if html.exists():
         shutil.rmtree(html)
     shutil.move(str(work / "_build" / "html"), str(html))
+
+
+#: What a student needs to ``pip install`` the package, and nothing of ``book/`` (whose
+#: notebooks carry the solutions).
+PACKAGE_FILES = ("pyproject.toml", "README.md", "LICENSE", "constraints.txt", "lib")
+
+
+def write_package(dest: Path, root: Path = ROOT) -> Path:
+    """Copy the installable package (:data:`PACKAGE_FILES`) to ``dest``, without caches."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in PACKAGE_FILES:
+        if (root / name).is_dir():
+            shutil.copytree(root / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(root / name, dest / name)
+    return dest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -574,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make_student: {err}", file=sys.stderr)
         return 2
     print(f"{len(written)} student notebooks in {out / 'notebooks'}")
+    print(f"the package to hand out with them in {write_package(out / 'package', root)}")
     if not args.no_build:
         build(out, args.jb_flags or ["-W", "-n", "--keep-going"])
         print(f"The student edition is at: file://{out / 'html' / 'index.html'}")

@@ -213,9 +213,9 @@ def setup_source(config: dict) -> str:
     extra = "".join(f", {p!r}" for p in EXTRA_PACKAGES)
     return "\n".join(
         [
-            "# Setup: a no-op where the book's package `lib` is installed (the book's",
-            "# environment, `make lab`, Binder). Elsewhere (e.g. Colab) it installs it",
-            "# from the book's repository, with its dependencies.",
+            "# Setup: a no-op where the book's package `lib` is installed. Elsewhere",
+            "# (e.g. Colab) it installs it from the book's repository, with its",
+            "# dependencies.",
             "import importlib.util",
             "",
             'if importlib.util.find_spec("lib") is None:',

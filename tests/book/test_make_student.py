@@ -393,3 +393,21 @@ def test_student_html_shows_the_instructor_builds_eval_texts(tmp_path):
     assert student.count("RAN ONCE") == teacher.count("RAN ONCE") == 2
     assert "AssertionError" not in student
     assert "{eval" not in student and "eval-recorded" not in student
+
+
+def test_student_pages_have_no_slide_links_or_grading():
+    """The student HTML has no slides (they are the instructor's) and no grading notes."""
+    for page in ("syllabus.md", "teaching.md", "student.md"):
+        text = make_student.strip_instructor_only((ROOT / "book" / page).read_text(), page)
+        text = make_student.SLIDES_LINK.sub("", text)
+        assert "slides-link" not in text and "../slides/" not in text, page
+        assert ";)" not in text, page
+    teaching = make_student.strip_instructor_only((ROOT / "book" / "teaching.md").read_text(), "teaching.md")
+    assert "rejects calls to it, not copies" not in teaching
+
+
+def test_package_to_hand_out_has_no_book(tmp_path):
+    dest = make_student.write_package(tmp_path / "package")
+    names = {p.name for p in dest.iterdir()}
+    assert names == set(make_student.PACKAGE_FILES)
+    assert not list(dest.rglob("*.ipynb")) and not list(dest.rglob("__pycache__"))
