@@ -597,7 +597,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make_student: {err}", file=sys.stderr)
         return 2
     print(f"{len(written)} student notebooks in {out / 'notebooks'}")
-    print(f"the package to hand out with them in {write_package(out / 'package', root)}")
+    if (root / "pyproject.toml").is_file():  # a book copy without the package has none to hand out
+        print(f"the package to hand out with them in {write_package(out / 'package', root)}")
     if not args.no_build:
         build(out, args.jb_flags or ["-W", "-n", "--keep-going"])
         print(f"The student edition is at: file://{out / 'html' / 'index.html'}")
