@@ -6,20 +6,27 @@ words, on the page's *core path*: its Markdown outside the sections whose headin
 contains the word "audit" (case-insensitive). A section runs from its heading to the
 next heading of the same or a higher level.
 
+The measure is the outside referee's, applied to QuantEcon's lectures for comparison
+(19-25 words, 5-14 % over 40): the Markdown with code and display math stripped, cut into
+sentences ONLY at ``[.!?]`` followed by whitespace and a capital letter. Nothing else
+ends a sentence: not a paragraph, a list item, a heading or a cell boundary, so a list
+whose items do not end with a full stop counts as one sentence, and a sentence that
+starts with math joins the one before it.
+
 What is stripped before counting: code cells, fenced code blocks, cells the build does
-not show (tag ``remove-cell``), YAML front matter, math (``$...$``, ``$$...$$``,
-``\\begin...\\end``; inline math is no word, but may start a sentence), MyST directive fences, option lines and targets, tables, HTML tags and
-comments, URLs. A role keeps its text and loses its target: ``{term}`a <b>``` counts as
-"a", a role that only names a target (``{doc}``, ``{prf:ref}``, ``{eq}``, ``{cite}``,
-...) and ``{eval}`` count as one word, inline code as one word. Headings are not
-sentences. Sentences end at ``[.!?]`` followed by whitespace and a capital letter (not after
-"e.g.", "i.e.", "cf.", "vs." and a few more), and
-at the end of a paragraph, list item or directive.
+not show (tag ``remove-cell``), YAML front matter, display math (``$$...$$``,
+``\\begin...\\end``), the dollar signs of inline math (whose tokens count as words, as a
+reader speaks them; so math never starts a sentence), headings, MyST directive fences,
+option lines and targets, tables, list markers, HTML tags and comments, URLs. A role keeps its text and loses its target:
+``{term}`a <b>``` counts as "a", a role that only names a target (``{doc}``,
+``{prf:ref}``, ``{eq}``, ``{cite}``, ...) and ``{eval}`` count as one word, inline code as
+one word. "e.g.", "i.e.", "cf.", "vs." and a few more abbreviations end no sentence.
 
 Usage::
 
     python scripts/prose_stats.py                    # table of every toc page
     python scripts/prose_stats.py --check book/equivalence/index.md ...
+    python scripts/prose_stats.py --long book/x.ipynb  # print the page's sentences over 40 words
 
 ``--check`` exits with status 1 when a listed page has a mean above 24 words or more
 than 12 % of its sentences over 40 words.
@@ -59,8 +66,7 @@ _TARGET_ONLY = {
     "download",
     "eval",
 }
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\u00a7])")
-_MATH_MARK = " \u00a7 "  # stands for inline math: starts a sentence, is not a word
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _WORD = re.compile(r"\w")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|cf|vs|resp|et al|Fig|Eq|Sec|Ch|No)\.)$")
 _TARGET = re.compile(r"^\s*\([\w:.-]+\)=\s*$")  # a MyST target line, (label)=
@@ -120,8 +126,8 @@ def core_lines(blocks: list[str]) -> list[str]:
 
 
 def _strip_lines(lines: list[str]) -> str:
-    """Drop code blocks, directive fences and options, tables and headings; every dropped
-    structural line becomes an empty line (a sentence boundary)."""
+    """Drop code blocks, directive fences and options, tables, headings, targets and list
+    markers. Nothing dropped ends a sentence: only punctuation does (see ``sentences``)."""
     kept: list[str] = []
     code_fence = None
     for line in lines:
@@ -137,16 +143,11 @@ def _strip_lines(lines: list[str]) -> str:
             code_like = name in {"code-cell", "code-block", "code", "math", "index", "raw"}
             if rest and (not is_directive or code_like):
                 code_fence = marker  # a code block (or math/index directive): skip it
-            kept.append("")
             continue
         structural = _OPTION.match(line) or _HEADING.match(line) or _TARGET.match(line)
         if structural or line.lstrip().startswith("|"):
-            kept.append("")
             continue
-        if re.match(r"^\s*([-*+]|\d+[.)])\s+", line):  # a list item starts a new unit
-            kept.append("")
-            line = re.sub(r"^\s*([-*+]|\d+[.)])\s+", "", line)
-        kept.append(line)
+        kept.append(re.sub(r"^\s*([-*+]|\d+[.)])\s+", "", line))
     return "\n".join(kept)
 
 
@@ -163,12 +164,10 @@ def _role(m: re.Match) -> str:
 def clean(text: str) -> str:
     """Strip math, roles' targets, links, URLs, HTML and inline code from Markdown."""
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.DOTALL)
-    # display math joins the text around it (it is part of the sentence it sits in)
-    text = _DISPLAY_MATH.sub("\x01", text)
-    text = _ENV_MATH.sub("\x01", text)
-    # a sentence continuing after display math is one sentence; otherwise a new paragraph
-    text = re.sub(r"\s*\x01\s*(?=[a-z,;:.)])", " ", text).replace("\x01", "\n\n")
-    text = _INLINE_MATH.sub(_MATH_MARK, text)
+    text = _DISPLAY_MATH.sub(" ", text)
+    text = _ENV_MATH.sub(" ", text)
+    # inline math is read as words: its whitespace-separated tokens with a letter or digit
+    text = _INLINE_MATH.sub(lambda m: " " + m.group(0).strip("$") + " ", text)
     text = _ROLE.sub(_role, text)
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links keep their text
     text = re.sub(r"https?://\S+", " ", text)
@@ -178,23 +177,24 @@ def clean(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of cleaned text: paragraphs split at [.!?] + whitespace + capital."""
-    out = []
-    for para in re.split(r"\n\s*\n", text):
-        para = " ".join(para.split())
-        pieces: list[str] = []
-        for piece in _SENTENCE_END.split(para):
-            if pieces and _ABBREV.search(pieces[-1]):  # "e.g. $x$" ends no sentence
-                pieces[-1] += " " + piece
-            else:
-                pieces.append(piece)
-        out += [s for s in pieces if _WORD.search(s)]
-    return out
+    """Sentences of cleaned text: cut only at [.!?] + whitespace + capital letter."""
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(" ".join(text.split())):
+        if pieces and _ABBREV.search(pieces[-1]):  # "e.g. Adam" ends no sentence
+            pieces[-1] += " " + piece
+        else:
+            pieces.append(piece)
+    return [s for s in pieces if _WORD.search(s)]
 
 
 def n_words(sentence: str) -> int:
     """Words of a sentence: whitespace-separated tokens with a letter or digit."""
     return sum(1 for tok in sentence.split() if _WORD.search(tok))
+
+
+def page_sentences(path: Path) -> list[str]:
+    """The sentences of a page's core path."""
+    return sentences(clean(_strip_lines(core_lines(page_markdown(path)))))
 
 
 def text_stats(blocks: list[str]) -> Stats:
@@ -242,7 +242,13 @@ def _resolve(name: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", nargs="+", metavar="PAGE", help="pages that must pass")
+    parser.add_argument("--long", metavar="PAGE", help="print the page's sentences over 40 words")
     args = parser.parse_args(argv)
+    if args.long:
+        for sent in page_sentences(_resolve(args.long)):
+            if n_words(sent) > LONG:
+                print(f"[{n_words(sent)}] {sent}\n")
+        return 0
     pages = toc_pages()
     checked = [_resolve(p) for p in args.check] if args.check else []
     pages += [p for p in checked if p not in pages]
