@@ -19,7 +19,7 @@ thousands separators and one unit of :data:`UNITS` (``"2.4x"``, ``"30,000"``,
 
 Part of the teaching layer (with :mod:`lib.claims` and :mod:`lib.tables`).
 
-Used in: the Performance appendix.
+Used in: :doc:`the Performance appendix </book/appendix/performance>`.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class BenchTable:
         Parameters
         ----------
         name : str
-            A column name, one of :attr:`columns`.
+            A column name, one of ``columns``.
         fill_down : bool, keyword-only
             Whether an empty cell repeats the last non-empty cell above it (the
             solver table leaves ``d``, ``n`` and ``p`` empty under their first row).
@@ -163,7 +163,7 @@ class BenchTable:
         Parameters
         ----------
         name : str
-            A column name, one of :attr:`columns`.
+            A column name, one of ``columns``.
         part : int, optional, keyword-only
             For cells holding several numbers separated by ``" / "`` (``"44.5 / 44.4"``,
             wall and CPU time): which one, counted from 0. None (default): the cell
@@ -204,7 +204,7 @@ class BenchTable:
         Parameters
         ----------
         name : str
-            A column name, one of :attr:`columns`.
+            A column name, one of ``columns``.
         value : str
             The cell text to keep (compared exactly, after stripping spaces).
         fill_down : bool, keyword-only
