@@ -21,8 +21,9 @@ One module per concept, the science apart from the teaching layer:
   extrapolation ``e(d) = e_inf + c/d`` (package: ``data``, ``fits``, ``study``).
 
 The teaching layer: :mod:`lib.claims` (asserted sentences), :mod:`lib.tables` (Markdown
-tables), :mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.widgets`,
-which are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
+tables), :mod:`lib.benchmarks` (the stored benchmark reports, read back),
+:mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.widgets`, which
+are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
 ipywidgets; ``import lib`` imports neither). :mod:`lib.training` (trained networks,
 chapter 7), :mod:`lib.transformers` and :mod:`lib.training_widgets` are loaded on first use too, since they
 import JAX, which is the package's optional extra ``training``
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 from . import (
     attention,
     baselines,
+    benchmarks,
     claims,
     finite_size,
     hermite,
@@ -75,7 +77,7 @@ _LAZY = ("plotting", "widgets", "labs", "training", "training_runs", "training_w
 
 __all__ = [
     "__version__",
-    "attention", "baselines", "claims", "finite_size", "hermite", "quadrature", "samplers", "simulation",
+    "attention", "baselines", "benchmarks", "claims", "finite_size", "hermite", "quadrature", "samplers", "simulation",
     "spectral", "tables", "teachers", "theory", "plotting", "widgets", "labs",
     "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention",
     "gamma_from_weights",
