@@ -7,10 +7,7 @@ Every notebook listed in ``_toc.yml`` starts with two cells that this script wri
    the book's package ``lib`` is importable (the book's ``.venv``, ``make lab``,
    Binder) it does nothing and prints nothing. Where it is missing (Colab, a bare
    Jupyter) it pip-installs the package from the repository named by
-   ``repository.url`` in ``_config.yml``, at the git reference ``repository.branch``:
-   the release tag ``v<version>`` (the book's version, pyproject.toml), never a moving
-   branch such as ``main``, so that a chapter installs the library it was released
-   with.
+   ``repository.url`` / ``repository.branch`` in ``_config.yml``.
 2. **macros** (markdown, tag ``remove-cell``, so the book build skips it: the HTML
    gets the same macros from ``mathjax3_config``). It defines the book's math macros
    twice from the one source ``sphinx.config.mathjax3_config.tex.macros``: as MyST
@@ -96,7 +93,6 @@ import argparse
 import ast
 import json
 import platform
-import re
 import sys
 from pathlib import Path
 
@@ -201,36 +197,25 @@ def _nargs(body: str) -> int:
     return max((k for k in range(1, 10) if f"#{k}" in body), default=0)
 
 
-def install_ref(config: dict) -> str:
-    """The git reference the setup cell installs the package at: ``repository.branch``,
-    which must be a release tag ``v<major>.<minor>.<patch>`` (a branch would move)."""
-    ref = str(config["repository"].get("branch") or "")
-    if not re.fullmatch(r"v\d+\.\d+\.\d+", ref):
-        raise ValueError(
-            f"_config.yml: repository.branch must be the release tag v<version> "
-            f"(pyproject.toml's version), so the setup cells install a fixed library; "
-            f"got {ref!r}"
-        )
-    return ref
-
-
 def install_spec(config: dict) -> str:
-    """The pip requirement the setup cell installs: the package at its release tag."""
-    url = config["repository"]["url"].rstrip("/")
-    return f"{PACKAGE} @ git+{url}@{install_ref(config)}"
+    """The pip requirement the setup cell installs: the package at the repository."""
+    repo = config["repository"]
+    url = repo["url"].rstrip("/")
+    branch = repo.get("branch") or "main"
+    return f"{PACKAGE} @ git+{url}@{branch}"
 
 
 def setup_source(config: dict) -> str:
     """Source of the setup cell (a no-op where ``lib`` is importable)."""
     repo = config["repository"]
     url = repo["url"].rstrip("/")
-    branch = install_ref(config)
+    branch = repo.get("branch") or "main"
     extra = "".join(f", {p!r}" for p in EXTRA_PACKAGES)
     return "\n".join(
         [
             "# Setup: a no-op where the book's package `lib` is installed. Elsewhere",
-            "# (e.g. Colab) it installs it from the book's repository, at the release",
-            "# tag of this book, with its dependencies.",
+            "# (e.g. Colab) it installs it from the book's repository, with its",
+            "# dependencies.",
             "import importlib.util",
             "",
             'if importlib.util.find_spec("lib") is None:',

@@ -3,8 +3,6 @@
 - every notebook's first two cells are the setup and macros cells that
   ``scripts/sync_notebooks.py`` writes (in sync with ``_config.yml``);
 - the setup cell is hidden in the HTML and a no-op (no output) where ``lib`` is present;
-  elsewhere it installs the package at the book's release tag ``v<version>`` (the
-  launch buttons open the same tag), not at a moving branch;
 - the macros defined in every notebook are exactly ``_config.yml``'s MathJax macros;
 - no notebook uses ``myst_nb.glue`` or ``{glue}`` roles (Colab has no myst_nb);
 - ``slow``: the package built as a wheel and installed NON-editable into a fresh virtual
@@ -36,7 +34,6 @@ _spec.loader.exec_module(sync)
 # The book checked: the repository, or a copy of it (BOOK_ROOT=/tmp/copy pytest ...).
 BOOK = Path(os.environ.get("BOOK_ROOT", ROOT)).resolve()
 CONFIG = sync.load_config(BOOK)
-RELEASE_TAG = CONFIG["repository"]["branch"]
 NOTEBOOKS = sync.toc_notebooks(BOOK)
 IDS = [str(p.relative_to(BOOK / "book")) for p in NOTEBOOKS]
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
@@ -89,24 +86,6 @@ def test_setup_cell_first_and_hidden(path):
     assert 'find_spec("lib") is None' in src
     assert CONFIG["repository"]["url"].rstrip("/") in src
     assert max(len(line) for line in src.splitlines()) <= 88
-    # pinned: the package at the book's release tag, never a moving branch
-    assert f'git+{{url}}@{RELEASE_TAG}"' in src and "@main" not in src
-
-
-def test_setup_cells_and_launch_buttons_use_the_release_tag():
-    """_config.yml's repository.branch (the launch buttons' and setup cells' git
-    reference) is the tag of the version that pyproject.toml and lib declare."""
-    import tomllib
-
-    import lib
-
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert RELEASE_TAG == f"v{version}" == f"v{lib.__version__}"
-    assert sync.install_spec(CONFIG).endswith(f"@{RELEASE_TAG}")
-    for moving in ("main", "", None, "v0.1"):
-        config = {"repository": {**CONFIG["repository"], "branch": moving}}
-        with pytest.raises(ValueError, match="release tag"):
-            sync.setup_source(config)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
