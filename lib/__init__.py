@@ -20,13 +20,15 @@ One module per concept, the science apart from the teaching layer:
 - :mod:`lib.finite_size`  the large-d simulation tables in ``lib/data/`` and the finite-size
   extrapolation ``e(d) = e_inf + c/d`` (package: ``data``, ``fits``, ``study``).
 
-The teaching layer: :mod:`lib.claims` (asserted sentences), :mod:`lib.tables` (Markdown
-tables), :mod:`lib.labs` (lab checks), and :mod:`lib.plotting` and :mod:`lib.widgets`,
-which are loaded on first use (``lib.plotting`` imports matplotlib, ``lib.widgets``
-ipywidgets; ``import lib`` imports neither). :mod:`lib.training` (trained networks,
-chapter 7), :mod:`lib.transformers` and :mod:`lib.training_widgets` are loaded on first use too, since they
-import JAX, which is the package's optional extra ``training``
-(``pip install icl-nonlinear-book[training]``): everything else runs without it.
+The teaching layer is the subpackage :mod:`lib.teaching`: :mod:`~lib.teaching.claims`
+(asserted sentences), :mod:`~lib.teaching.tables` (Markdown tables),
+:mod:`~lib.teaching.labs` (lab checks), :mod:`~lib.teaching.plotting` (figures, imports
+matplotlib), :mod:`~lib.teaching.widgets` (explorers, imports ipywidgets) and
+:mod:`~lib.teaching.training_widgets`; its modules are loaded on first use, so ``import
+lib`` imports neither matplotlib nor ipywidgets. :mod:`lib.training` (trained networks,
+chapter 7), :mod:`lib.transformers` and :mod:`lib.training_runs` are loaded on first use
+too (the first two import JAX, which is the package's optional extra ``training``,
+``pip install icl-nonlinear-book[training]``): everything else runs without it.
 
 The most used names are re-exported here, so ``from lib import simulate, icl_error``
 works; everything else is reached through its module (``lib.hermite.LINKS``).
@@ -39,15 +41,14 @@ __version__ = "0.1.0"
 from . import (
     attention,
     baselines,
-    claims,
     finite_size,
     hermite,
     quadrature,
     samplers,
     simulation,
     spectral,
-    tables,
     teachers,
+    teaching,
     theory,
 )
 from .attention import exact_error, fit_gamma, gamma_from_weights, linear_attention, predict
@@ -69,14 +70,14 @@ from .theory import (
     transition_kappa,
 )
 
-#: Modules imported on first access (``lib.plotting``), so that ``import lib`` stays free
-#: of matplotlib and ipywidgets.
-_LAZY = ("plotting", "widgets", "labs", "training", "training_runs", "training_widgets", "transformers")
+#: Modules imported on first access (``lib.training``), so that ``import lib`` stays free
+#: of JAX.
+_LAZY = ("training", "training_runs", "transformers")
 
 __all__ = [
     "__version__",
-    "attention", "baselines", "claims", "finite_size", "hermite", "quadrature", "samplers", "simulation",
-    "spectral", "tables", "teachers", "theory", "plotting", "widgets", "labs",
+    "attention", "baselines", "finite_size", "hermite", "quadrature", "samplers", "simulation",
+    "spectral", "teachers", "teaching", "theory",
     "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention",
     "gamma_from_weights",
     "baseline_errors", "bayes_ridge_predict", "dmmse_predict", "spectral_predict",
@@ -90,7 +91,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """Import the lazily loaded modules (``_LAZY``: plotting, widgets, labs, training) on first use."""
+    """Import the lazily loaded modules (``_LAZY``: training, training_runs, transformers) on first use."""
     if name in _LAZY:
         return importlib.import_module(f"lib.{name}")
     raise AttributeError(f"module 'lib' has no attribute {name!r}")

@@ -7,13 +7,14 @@ import pytest
 from _helpers import raises_early
 from numpy.testing import assert_allclose
 
-from lib import baselines, hermite, plotting, samplers, simulation, spectral, teachers, theory
+from lib import baselines, hermite, samplers, simulation, spectral, teachers, theory
 from lib._checks import PARAMETERS
 from lib.attention import fit_gamma
 from lib.hermite import coefficients, get_link
 from lib.samplers import sample_contexts, sample_features, sample_task_set
 from lib.simulation import simulate
 from lib.teachers import teacher_moments
+from lib.teaching import plotting
 from lib.theory import nonlinear_icl_error
 
 INF = np.inf

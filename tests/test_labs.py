@@ -1,4 +1,4 @@
-"""Tests for lib.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
+"""Tests for lib.teaching.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
 
 import functools
 import types
@@ -8,9 +8,10 @@ import pytest
 from numpy.polynomial import hermite_e
 
 import lib
-from lib import hermite, labs
+from lib import hermite
 from lib.hermite import coefficients as _renamed_coefficients
-from lib.labs import LabError, check
+from lib.teaching import labs
+from lib.teaching.labs import LabError, check
 
 
 @pytest.fixture(autouse=True)
@@ -486,8 +487,9 @@ def test_a_lambda_in_a_case_is_named_by_its_code():
 
 
 def test_a_refusal_names_the_function_as_the_lab_does():
-    import lib.spectral
     import lib.theory.spectral
+
+    import lib.spectral
 
     # spectral_overlap is defined in lib.theory.spectral and re-exported by lib.spectral
     reference = lambda a: lib.spectral.spectral_overlap(a)  # noqa: E731

@@ -1,4 +1,4 @@
-"""Tests of the book's figure style (lib.plotting: column width, fonts, panels, palette)."""
+"""Tests of the book's figure style (lib.teaching.plotting: column width, fonts, panels, palette)."""
 
 import io
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from lib import plotting
+from lib.teaching import plotting
 
 
 def teardown_function():

@@ -3,7 +3,7 @@
 Each explorer is one function returning a widget. A chapter first draws the static
 figure with default values (so that a reader of the HTML without a kernel sees it) and
 then, in a separate cell, calls the explorer, which redraws the same figure function from
-:mod:`lib.plotting` as the controls move. The explorers need a running Jupyter kernel.
+:mod:`lib.teaching.plotting` as the controls move. The explorers need a running Jupyter kernel.
 
 Used in: :doc:`Hermite basics </book/hermite/basics>`,
 :doc:`the equivalence theorem </book/equivalence/theorem>`,
@@ -23,12 +23,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import special
 
-from lib import plotting, spectral, teachers, theory
+from lib import spectral, teachers, theory
 from lib._checks import check_choice, check_int, check_param, check_range, check_rho, check_scalar
 from lib.hermite import LINKS, MAX_DEGREE, Link, get_link
-from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
 from lib.spectral import SPECTRAL_PREPROCESSINGS
 from lib.teachers import effective_noise, teacher_moments
+from lib.teaching import plotting
+from lib.teaching.plotting import (
+    equivalence_figure,
+    finite_data_figure,
+    hermite_expansion_figure,
+    task_diversity_figure,
+)
 
 __all__ = [
     "hermite_explorer",
@@ -105,7 +111,7 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     """Explore the Hermite expansion of a catalogue link.
 
     A drop-down chooses the link ``f`` from :data:`lib.hermite.LINKS` and a slider the
-    truncation degree ``D``; the figure of :func:`lib.plotting.hermite_expansion_figure`
+    truncation degree ``D``; the figure of :func:`lib.teaching.plotting.hermite_expansion_figure`
     (coefficients ``a_0..a_D`` and the partial sum ``S_D f`` with its ``L^2`` error)
     is redrawn.
 
@@ -157,7 +163,7 @@ def task_diversity_explorer(
     A drop-down chooses the teacher from :data:`lib.hermite.LINKS`; sliders set the
     context length ``alpha``, the pretraining data ``tau``, the label noise ``rho``, the
     ridge ``lam`` (ICL curve only: the IDG formula is ridgeless) and the plotted range of
-    ``log10 kappa``. The figure of :func:`lib.plotting.task_diversity_figure` is redrawn.
+    ``log10 kappa``. The figure of :func:`lib.teaching.plotting.task_diversity_figure` is redrawn.
     At ``tau = 1`` with ``lam = 0`` the curves are infinite (the interpolation peak) and
     are not drawn.
 
@@ -215,7 +221,7 @@ def finite_data_explorer(
     context length ``alpha``, the task diversity ``kappa`` (with a check box for
     ``kappa = inf``, a fresh task for every context), the label noise ``rho``, the ridge
     ``lam`` and the largest ``tau`` shown. The figure of
-    :func:`lib.plotting.finite_data_figure` (the teacher and the linear teacher, their
+    :func:`lib.teaching.plotting.finite_data_figure` (the teacher and the linear teacher, their
     ``tau -> inf`` floors and ``rho_nl``) is redrawn. With ``lam = 0`` the curves diverge
     at ``tau = 1``.
 
@@ -437,7 +443,7 @@ def equivalence_explorer(
     takes a formula in ``z`` (:func:`link_from_expression`), which is used when it is not
     empty. Sliders set ``alpha``, ``kappa`` (a box switches to ``kappa = inf``), ``rho``
     and ``lam``. The explorer prints ``a_0``, ``a_1``, ``E[f^2]`` and
-    ``rho_nl = rho + E[f^2] - a_1^2`` and redraws :func:`lib.plotting.equivalence_figure`:
+    ``rho_nl = rho + E[f^2] - a_1^2`` and redraws :func:`lib.teaching.plotting.equivalence_figure`:
     the predicted ``e_ICL(tau)`` with its effective-noise floor ``rho_nl``. A formula that cannot be used
     prints the reason instead of a traceback.
 
