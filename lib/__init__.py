@@ -14,9 +14,10 @@ One module per concept, the science apart from the teaching layer:
 - :mod:`lib.simulation`   ``mc_error``, ``simulate`` and ``simulate_many`` (chapters 2-5).
 - :mod:`lib.baselines`    Bayes-optimal ridge and dMMSE predictors (chapters 2 and 5).
 - :mod:`lib.spectral`     the spectral in-context estimator (chapter 6); its theory is
-  :mod:`lib.theory.spectral`, whose names ``lib.spectral`` re-exports.
+  :mod:`lib.theory.spectral_limits`.
 - :mod:`lib.theory`       the asymptotic error formulas (package: ``marchenko_pastur``,
-  ``linear``, ``nonlinear``, ``kappa_inf``, ``gap``, ``spectral``).
+  ``linear``, ``nonlinear``, ``kappa_inf``, ``gap``, ``context_free``, ``source``,
+  ``spectral_limits``).
 - :mod:`lib.finite_size`  the large-d simulation tables in ``lib/data/`` and the finite-size
   extrapolation ``e(d) = e_inf + c/d`` (package: ``data``, ``fits``, ``study``).
 
@@ -57,7 +58,6 @@ from .finite_size import extrapolate
 from .hermite import LINKS, coefficients, get_link, hermite_function, hermite_polynomial
 from .samplers import sample_contexts, sample_features, sample_task_set
 from .simulation import mc_error, simulate, simulate_many
-from .spectral import spectral_error, spectral_overlap, spectral_predict
 from .teachers import effective_noise, gaussian_equivalent, teacher_moments
 from .theory import (
     icl_error,
@@ -80,20 +80,30 @@ __all__ = [
     "spectral", "teachers", "teaching", "theory",
     "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention",
     "gamma_from_weights",
-    "baseline_errors", "bayes_ridge_predict", "dmmse_predict", "spectral_predict",
+    "baseline_errors", "bayes_ridge_predict", "dmmse_predict",
     "extrapolate",
     "LINKS", "coefficients", "gaussian_equivalent", "get_link", "hermite_function", "hermite_polynomial", "teacher_moments",
     "sample_contexts", "sample_features", "sample_task_set",
     "effective_noise", "icl_error", "idg_error", "nonlinear_icl_error", "nonlinear_idg_error",
     "nonlinear_optimal_lambda", "optimal_lambda", "pure_noise_error", "transition_kappa",
-    "spectral_overlap", "spectral_error",
 ]  # fmt: skip
+
+#: Names that left ``lib`` (issue 33: the teaching layer's own package, one address per
+#: name), and where they are now: an old notebook gets an AttributeError that says so.
+_MOVED = {
+    **{m: "lib.teaching" for m in ("claims", "tables", "labs", "plotting", "widgets", "training_widgets")},
+    "spectral_predict": "lib.spectral",
+    "spectral_overlap": "lib.theory.spectral_limits",
+    "spectral_error": "lib.theory.spectral_limits",
+}
 
 
 def __getattr__(name: str):
     """Import the lazily loaded modules (``_LAZY``: training, training_runs, transformers) on first use."""
     if name in _LAZY:
         return importlib.import_module(f"lib.{name}")
+    if name in _MOVED:
+        raise AttributeError(f"lib.{name} has moved to {_MOVED[name]}.{name}")
     raise AttributeError(f"module 'lib' has no attribute {name!r}")
 
 

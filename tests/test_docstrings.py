@@ -33,7 +33,7 @@ MODULES = (
     "lib.samplers", "lib.attention",
     "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",
-    "lib.theory.spectral", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
+    "lib.theory.spectral_limits", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
     "lib.training_runs",
     "lib.teaching.claims", "lib.teaching.tables", "lib.teaching.plotting", "lib.teaching.widgets",
 )  # fmt: skip

@@ -121,6 +121,10 @@ def test_plotting_and_widgets_load_on_first_use():
         ("lib.hermite", "teacher_moments"),
         ("lib.attention", "simulate"),
         ("lib.baselines", "spectral_predict"),
+        ("lib", "plotting"),
+        ("lib", "spectral_error"),
+        ("lib.theory", "spectral_error"),
+        ("lib.spectral", "spectral_overlap"),
     ],
 )
 def test_moved_names_say_where_they_went(old, new):

@@ -83,7 +83,11 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     e_cf = lib.theory.context_free_error(teacher, d, rho)
     ax.axhline(e_cf, color="0.1", ls="--", lw=1.3, label=rf"no context (query only), $d = {d}$")
     lib.teaching.plotting.theory_line(
-        ax, alphas, lib.spectral_error(alphas, teacher, rho), color="#009E73", label=r"spectral learner, $d \to \infty$"
+        ax,
+        alphas,
+        lib.theory.spectral_limits.spectral_error(alphas, teacher, rho),
+        color="#009E73",
+        label=r"spectral learner, $d \to \infty$",
     )
     for kind in ("softmax", "linear"):
         s = lib.training.summarize_runs([r for r in sel if r["kind"] == kind], ("alpha",))

@@ -23,10 +23,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import special
 
-from lib import spectral, teachers, theory
+from lib import teachers, theory
 from lib._checks import check_choice, check_int, check_param, check_range, check_rho, check_scalar
 from lib.hermite import LINKS, MAX_DEGREE, Link, get_link
-from lib.spectral import SPECTRAL_PREPROCESSINGS
 from lib.teachers import effective_noise, teacher_moments
 from lib.teaching import plotting
 from lib.teaching.plotting import (
@@ -35,6 +34,8 @@ from lib.teaching.plotting import (
     hermite_expansion_figure,
     task_diversity_figure,
 )
+from lib.theory import spectral_limits
+from lib.theory.spectral_limits import SPECTRAL_PREPROCESSINGS
 
 __all__ = [
     "hermite_explorer",
@@ -518,9 +519,9 @@ def spectral_figure(
 ):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral_limits.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
-    Bayes-optimal link (:func:`lib.theory.spectral.spectral_error`), linear attention's
+    Bayes-optimal link (:func:`lib.theory.spectral_limits.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
     (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the effective-noise
     floor :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
@@ -530,7 +531,7 @@ def spectral_figure(
     teacher : str
         A name in :data:`lib.hermite.LINKS`.
     preprocess : str
-        One of :data:`lib.theory.spectral.SPECTRAL_PREPROCESSINGS`.
+        One of :data:`lib.theory.spectral_limits.SPECTRAL_PREPROCESSINGS`.
     alpha : float
         The marked context length per dimension.
     rho : float
@@ -553,15 +554,15 @@ def spectral_figure(
     lo, hi = check_range("alpha_range", alpha_range, low=0.0, low_open=True)
     alpha = check_param("alpha", alpha, scalar=True)
     grid = np.geomspace(lo, hi, 60)
-    c2 = spectral.spectral_overlap(grid, teacher, rho, preprocess)
-    err = spectral.spectral_error(grid, teacher, rho, preprocess)
+    c2 = spectral_limits.spectral_overlap(grid, teacher, rho, preprocess)
+    err = spectral_limits.spectral_error(grid, teacher, rho, preprocess)
     la = theory.nonlinear_icl_error(teacher, grid, np.inf, 1e6, rho)
-    a_c = spectral.spectral_threshold(teacher, rho, preprocess)
+    a_c = spectral_limits.spectral_threshold(teacher, rho, preprocess)
     fig, (left, right) = plotting.new_figure(ncols=2)
     plotting.theory_line(left, grid, c2, label="spectral, theory")
     left.plot(
         [alpha],
-        [spectral.spectral_overlap(alpha, teacher, rho, preprocess)],
+        [spectral_limits.spectral_overlap(alpha, teacher, rho, preprocess)],
         "o",
         color="0.1",
         label=rf"$\alpha = {alpha:.3g}$",
@@ -572,7 +573,7 @@ def spectral_figure(
     plotting.theory_line(right, grid, err, label="spectral, theory")
     plotting.theory_line(right, grid, la, label="linear attention", ls="--")
     right.axhline(teachers.effective_noise(teacher, rho), color="0.4", ls=":", label=r"$\rho_{\mathrm{nl}}$")
-    right.plot([alpha], [spectral.spectral_error(alpha, teacher, rho, preprocess)], "o", color="0.1")
+    right.plot([alpha], [spectral_limits.spectral_error(alpha, teacher, rho, preprocess)], "o", color="0.1")
     right.set_ylabel("ICL error")
     for ax in (left, right):
         ax.set_xscale("log")
