@@ -81,6 +81,35 @@ def to_float(name: str, text: str, where: str, *, allow_inf: bool = False, nonne
     return value
 
 
+def to_number_list(name: str, text: str, where: str, *, sep: str = "json", allow_inf: bool = False) -> str:
+    """A field holding a non-empty list of numbers, checked and returned as its text.
+
+    ``sep="json"``: a JSON array such as ``[0.5, 0.4]``; ``sep=","``: comma-separated
+    numbers such as ``0.01,0.03``. Every entry must be finite (``+inf`` also allowed with
+    ``allow_inf``, e.g. the validation error of a diverged learning rate).
+    """
+    if sep == "json":
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError:
+            values = None
+        if not isinstance(values, list):
+            raise ValueError(f"{where}: {name}: {text[:40]!r} is not a JSON list of numbers such as [0.5, 0.4]")
+    else:
+        values = text.split(sep)
+    if not values:
+        raise ValueError(f"{where}: {name}: the list is empty; it must hold at least one number")
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise ValueError(f"{where}: {name}: entry {i} ({v!r}) is not a number")
+        if isinstance(v, str):
+            v = to_float(name, v, where, allow_inf=allow_inf)
+        if math.isnan(v) or v == -math.inf or (v == math.inf and not allow_inf):
+            allowed = "finite or inf" if allow_inf else "finite"
+            raise ValueError(f"{where}: {name}: entry {i} is {v!r}; every entry must be {allowed}")
+    return text
+
+
 def _sidecar_rows(path: Path) -> int | None:
     """The row count recorded in ``path``'s JSON sidecar, or None if there is none."""
     meta_path = path.with_suffix(".json")

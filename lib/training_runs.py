@@ -14,6 +14,7 @@ Used in: :doc:`chapter 7 </book/trained/networks>`.
 from __future__ import annotations
 
 import importlib.resources
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -702,6 +703,10 @@ _CTL_LA_KINDS = ("la_full", "la_reduced")
 def _convert_control(name: str, text: str, where: str) -> Any:
     if name in _CTL_OPTIONAL and text == "":
         return None
+    if name in ("val_errors", "loss_curve"):  # JSON lists; a diverged candidate's error is inf
+        return _csvfile.to_number_list(name, text, where, allow_inf=name == "val_errors")
+    if name == "lrs":
+        return _csvfile.to_number_list(name, text, where, sep=",")
     if name in _CTL_STR or name == "init":
         return _csvfile.to_text(name, text, where)
     if name in _CTL_INT_LOW:
@@ -755,6 +760,11 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
     def check_row(row: dict[str, Any], where: str) -> None:
         if row["experiment"] != experiment:
             raise ValueError(f"{where}: experiment: {row['experiment']!r} in the file of experiment {experiment!r}")
+        n_lrs, n_val = len(row["lrs"].split(",")), len(json.loads(row["val_errors"]))
+        if n_val != n_lrs:
+            raise ValueError(f"{where}: val_errors: {n_val} errors for the {n_lrs} learning rates of lrs")
+        if not any(math.isclose(row["lr"], float(v), rel_tol=1e-12) for v in row["lrs"].split(",")):
+            raise ValueError(f"{where}: lr: {row['lr']!r} is not one of the candidates lrs = {row['lrs']!r}")
         la = row["kind"] in _CTL_LA_KINDS
         for name in ("icl_ls", "diff_ls", "diff_ls_se", "v21_norm", "final_loss_ls"):
             if (row[name] is None) == la:

@@ -99,6 +99,8 @@ def test_source_values_missing_quantity_and_missing_file(tmp_path):
         source.source_values(path)
     with pytest.raises(ValueError, match=r":0: \(file\): cannot be read"):
         source.source_values(tmp_path / "absent.csv")
+    with pytest.raises(TypeError, match="path must be a str, a pathlib.Path or None; got int 3"):
+        source.source_values(3)
 
 
 def test_source_values_accept_the_stored_file_and_a_byte_order_mark(tmp_path):

@@ -377,3 +377,60 @@ def test_probe_features_context_free_and_oracle():
     assert_allclose(g["h4"], (z**4 - 6 * z**2 + 3) / np.sqrt(24))
     with pytest.raises(ValueError, match="tasks"):
         tr.probe_features(ctx.X, ctx.y, ctx.x_query, tasks=w[:, :3])
+
+
+def _control_copy(tmp_path):
+    """The stored full_la sweep as CSV rows (lists of fields), and a writer for edited rows."""
+    import csv
+    import io
+    import shutil
+
+    src = tr.DATA_DIR / "training_full_la.csv"
+    shutil.copy(src.with_suffix(".json"), tmp_path / "training_full_la.json")
+    rows = list(csv.reader(io.StringIO(src.read_text())))
+
+    def write(edited):
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(edited)
+        path = tmp_path / "training_full_la.csv"
+        path.write_text(buf.getvalue())
+        return path
+
+    return rows, write
+
+
+CORRUPT_LISTS = {
+    "loss_curve not JSON": ("loss_curve", "abc", "loss_curve: 'abc' is not a JSON list of numbers"),
+    "loss_curve cut": ("loss_curve", "[0.7, 0.5", "loss_curve: '[0.7, 0.5' is not a JSON list"),
+    "loss_curve empty": ("loss_curve", "[]", "loss_curve: the list is empty"),
+    "loss_curve NaN": ("loss_curve", "[0.7, NaN]", "loss_curve: entry 1 is nan; every entry must be finite"),
+    "loss_curve inf": ("loss_curve", "[Infinity]", "loss_curve: entry 0 is inf; every entry must be finite"),
+    "loss_curve a string entry": ("loss_curve", '[0.7, "x"]', "loss_curve: 'x' is not a number"),
+    "loss_curve a bool entry": ("loss_curve", "[true]", "loss_curve: entry 0 (True) is not a number"),
+    "val_errors a number": ("val_errors", "0.5", "val_errors: '0.5' is not a JSON list"),
+    "val_errors NaN": ("val_errors", "[NaN, 1, 2]", "val_errors: entry 0 is nan; every entry must be finite or inf"),
+    "val_errors too short": ("val_errors", "[1.0, 2.0]", "val_errors: 2 errors for the 3 learning rates of lrs"),
+    "lrs not numbers": ("lrs", "0.01,fast,0.1", "lrs: 'fast' is not a number"),
+    "lr not a candidate": ("lr", "0.05", "lr: 0.05 is not one of the candidates lrs = '0.01,0.03,0.1'"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CORRUPT_LISTS))
+def test_load_control_runs_checks_its_lists(tmp_path, case):
+    column, value, message = CORRUPT_LISTS[case]
+    rows, write = _control_copy(tmp_path)
+    rows[2][rows[0].index(column)] = value
+    path = write(rows)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:3: {re.escape(message)}"):
+        tr.load_control_runs("full_la", tmp_path)
+
+
+def test_load_control_runs_accepts_a_diverged_candidate(tmp_path):
+    rows, write = _control_copy(tmp_path)
+    col = rows[0].index("val_errors")
+    rows[1][col] = "[1.5, Infinity, 2.0]"  # json.dumps writes a diverged error as Infinity
+    write(rows)
+    loaded = tr.load_control_runs("full_la", tmp_path)
+    assert loaded[0]["val_errors"] == "[1.5, Infinity, 2.0]"
+    steps, loss = tr.loss_curve(loaded[0])
+    assert steps.size == loss.size > 0 and np.all(np.isfinite(loss))

@@ -79,6 +79,8 @@ def source_values(path: str | Path | None = None) -> dict[str, dict[str, np.ndar
     """
     if path is None:
         path = Path(str(importlib.resources.files("lib") / "data" / "source_formulas.csv"))
+    elif not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str, a pathlib.Path or None; got {type(path).__name__} {path!r}")
     rows = _csvfile.read_rows(Path(path), SOURCE_COLUMNS, _convert, keys=_KEYS)
     out: dict[str, dict[str, list[float]]] = {q: {k: [] for k in SOURCE_COLUMNS[1:]} for q in _SOURCE_QUANTITIES}
     for row in rows:
