@@ -155,11 +155,10 @@ test-min:
 		-p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(VENV)/.installed
-	mkdir -p bench/results
-	$(BIN)/python bench/bench_solvers.py --threads 1 --markdown --out bench/results/solvers.md
-	$(BIN)/python bench/bench_theory.py --markdown > bench/results/theory.md
-	$(BIN)/python bench/bench_scaleout.py --markdown --out bench/results/scaleout.md
-	$(BIN)/python bench/bench_training.py --markdown --out bench/results/training.md
+	$(BIN)/python bench/bench_solvers.py --threads 1 --markdown --out lib/data/bench_solvers.md
+	$(BIN)/python bench/bench_theory.py --markdown > lib/data/bench_theory.md
+	$(BIN)/python bench/bench_scaleout.py --markdown --out lib/data/bench_scaleout.md
+	$(BIN)/python bench/bench_training.py --markdown --out lib/data/bench_training.md
 
 # Large-d simulation tables lib/data/finite_size_*.csv/.json, one Dask task per row on a
 # local cluster of one worker per core (DATA_FLAGS="--scheduler tcp://host:8786" for an

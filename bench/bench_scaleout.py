@@ -3,7 +3,7 @@
 Run by hand on a quiet machine (about 20 minutes on 2 cores; other jobs distort both
 tables, so the header records the load average):
 
-    .venv/bin/python bench/bench_scaleout.py --markdown --out bench/results/scaleout.md
+    .venv/bin/python bench/bench_scaleout.py --markdown --out lib/data/bench_scaleout.md  # make bench
     .venv/bin/python bench/bench_scaleout.py --quick          # small grid, d <= 200
 
 Tables:
@@ -25,7 +25,7 @@ Tables:
    should follow t = c * iterations * n * d^2 with one constant c (fitted on the largest
    d; the column "model" shows the prediction for every d).
 
-Used in: the Performance appendix, and lib/data/README.md (how long the h2 study takes).
+Used in: the Performance appendix (which reads the report through lib.teaching.benchmarks), and lib/data/README.md (how long the h2 study takes).
 """
 
 from __future__ import annotations

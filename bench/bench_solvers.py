@@ -4,7 +4,7 @@ Run by hand (a few minutes; the machine's other jobs disturb the timings):
 
     .venv/bin/python bench/bench_solvers.py              # d = 40 ... 200
     .venv/bin/python bench/bench_solvers.py --quick      # d <= 80
-    .venv/bin/python bench/bench_solvers.py --markdown --out bench/solvers.md
+    .venv/bin/python bench/bench_solvers.py --threads 1 --markdown --out lib/data/bench_solvers.md  # make bench
     .venv/bin/python bench/bench_solvers.py --threads 1   # robust on a busy machine
 
 Tables:

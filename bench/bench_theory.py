@@ -8,6 +8,7 @@ ICL curve in at most 20 ms.
 Usage::
 
     .venv/bin/python bench/bench_theory.py [--markdown] [--repeats 30]
+    .venv/bin/python bench/bench_theory.py --markdown > lib/data/bench_theory.md  # make bench
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ date, the machine and its load:
 Usage::
 
     .venv/bin/python bench/bench_training.py [--markdown] [--out FILE] [--dims 8,12,16,24]
+    .venv/bin/python bench/bench_training.py --markdown --out lib/data/bench_training.md  # make bench
 """
 
 from __future__ import annotations

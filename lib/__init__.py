@@ -23,6 +23,7 @@ One module per concept, the science apart from the teaching layer:
 
 The teaching layer is the subpackage :mod:`lib.teaching`: :mod:`~lib.teaching.claims`
 (asserted sentences), :mod:`~lib.teaching.tables` (Markdown tables),
+:mod:`~lib.teaching.benchmarks` (the stored benchmark reports, read back),
 :mod:`~lib.teaching.labs` (lab checks), :mod:`~lib.teaching.plotting` (figures, imports
 matplotlib), :mod:`~lib.teaching.widgets` (explorers, imports ipywidgets) and
 :mod:`~lib.teaching.training_widgets`; its modules are loaded on first use, so ``import
@@ -91,7 +92,9 @@ __all__ = [
 #: Names that left ``lib`` (issue 33: the teaching layer's own package, one address per
 #: name), and where they are now: an old notebook gets an AttributeError that says so.
 _MOVED = {
-    **{m: "lib.teaching" for m in ("claims", "tables", "labs", "plotting", "widgets", "training_widgets")},
+    **dict.fromkeys(
+        ("claims", "tables", "benchmarks", "labs", "plotting", "widgets", "training_widgets"), "lib.teaching"
+    ),
     "spectral_predict": "lib.spectral",
     "spectral_overlap": "lib.theory.spectral_limits",
     "spectral_error": "lib.theory.spectral_limits",

@@ -36,7 +36,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, NavigableString, Tag
 
 ROOT = Path(__file__).resolve().parent.parent
 REVEAL = ROOT / "slides" / "vendor" / "reveal.js-5.1.0"
@@ -102,15 +102,46 @@ def _main(soup: BeautifulSoup) -> Tag:
     return main
 
 
+#: Punctuation that must not start a line after an inline formula, nor end one before it.
+_AFTER_MATH = re.compile(r"^[,.;:!?)\]]+")
+_BEFORE_MATH = re.compile(r"[(\[]+$")
+
+
+def _bind_punctuation(node: BeautifulSoup) -> None:
+    """Keep an inline formula and the punctuation that touches it on one line.
+
+    The browser may break a line between a typeset formula (an inline box) and the
+    comma after it, so that a line starts with ", with". Each inline formula that
+    punctuation touches is wrapped, with that punctuation, in ``<span class="nowrap">``
+    (``white-space: nowrap`` in ``slides/book-slides.css``).
+    """
+    for math in node.select("span.math"):
+        before, after = math.previous_sibling, math.next_sibling
+        head = _AFTER_MATH.match(after) if isinstance(after, NavigableString) else None
+        tail = _BEFORE_MATH.search(before) if isinstance(before, NavigableString) else None
+        if not (head or tail):
+            continue
+        wrap = node.new_tag("span", attrs={"class": "nowrap"})
+        math.wrap(wrap)
+        if tail:
+            before.replace_with(before[: tail.start()])
+            wrap.insert(0, tail.group(0))
+        if head:
+            after.replace_with(after[head.end() :])
+            wrap.append(head.group(0))
+
+
 def _clean(node: Tag, page: str) -> str:
     """HTML of one block for a slide: links and images re-pointed from slides/ to the
     book, header links and dropdown buttons removed, and the block's own ``<section>``
     elements (a statement's or exercise's content) made ``<div>``, since reveal.js takes
     every ``section`` for a slide. The content (``*-content``) is marked ``data-split``:
-    the blocks ``slides/book-slides.js`` may move to a continuation slide."""
+    the blocks ``slides/book-slides.js`` may move to a continuation slide. Inline
+    formulas keep the punctuation that touches them (:func:`_bind_punctuation`)."""
     node = BeautifulSoup(str(node), "html.parser")
     for junk in node.select(".headerlink, .figure-zoom-badge, button, script"):
         junk.decompose()
+    _bind_punctuation(node)
     for sec in node.find_all("section"):
         sec.name = "div"
         if sec.get("id") in ("proof-content", "exercise-content") or any(

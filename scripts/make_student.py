@@ -105,7 +105,7 @@ INSTRUCTOR_END = "% end instructor-only"
 METADATA_KEY = "lib_labs"
 
 # top-level sources copied to the staging directory; other top-level folders that a page
-# may include (bench/results/...) are linked, so relative paths keep working
+# may include (bench/, lib/data/...) are linked, so relative paths keep working
 _COPIED = ["_config.yml", "_toc.yml", "references.bib"]
 _LINKED = ["bench", "lib", "data"]
 

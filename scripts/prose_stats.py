@@ -17,7 +17,7 @@ What is stripped before counting: code cells, fenced code blocks, cells the buil
 not show (tag ``remove-cell``), YAML front matter, display math (``$$...$$``,
 ``\\begin...\\end``), the dollar signs of inline math (whose tokens count as words, as a
 reader speaks them; so math never starts a sentence), headings, MyST directive fences,
-option lines and targets, tables, list markers, HTML tags and comments, URLs. A role keeps its text and loses its target:
+option lines and targets, MyST comments (``%`` lines), tables, list markers, HTML tags and comments, URLs. A role keeps its text and loses its target:
 ``{term}`a <b>``` counts as "a", a role that only names a target (``{doc}``,
 ``{prf:ref}``, ``{eq}``, ``{cite}``, ...) and ``{eval}`` count as one word, inline code as
 one word. "e.g.", "i.e.", "cf.", "vs." and a few more abbreviations end no sentence.
@@ -143,6 +143,8 @@ def _strip_lines(lines: list[str]) -> str:
             code_like = name in {"code-cell", "code-block", "code", "math", "index", "raw"}
             if rest and (not is_directive or code_like):
                 code_fence = marker  # a code block (or math/index directive): skip it
+            continue
+        if line.lstrip().startswith("%"):  # a MyST comment, e.g. % instructor-only
             continue
         structural = _OPTION.match(line) or _HEADING.match(line) or _TARGET.match(line)
         if structural or line.lstrip().startswith("|"):

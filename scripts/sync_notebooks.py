@@ -205,12 +205,40 @@ def install_spec(config: dict) -> str:
     return f"{PACKAGE} @ git+{url}@{branch}"
 
 
-def setup_source(config: dict) -> str:
-    """Source of the setup cell (a no-op where ``lib`` is importable)."""
+#: Modules of ``lib`` that need the ``training`` extra (JAX and optax).
+TRAINING_MODULES = frozenset({"training", "transformers", "training_widgets"})
+
+
+def needs_training(nb: dict) -> bool:
+    """True when a code cell imports a module of :data:`TRAINING_MODULES` from ``lib``."""
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code" or cell["metadata"].get("book_sync"):
+            continue
+        src = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in "".join(cell["source"]).splitlines())
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "lib":
+                parts = set(node.module.split(".")[1:]) | {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                parts = {part for a in node.names if a.name.split(".")[0] == "lib" for part in a.name.split(".")[1:]}
+            else:
+                continue
+            if parts & TRAINING_MODULES:
+                return True
+    return False
+
+
+def setup_source(config: dict, training: bool = False) -> str:
+    """Source of the setup cell (a no-op where ``lib`` is importable); with ``training``,
+    the package's ``training`` extra (JAX, optax) is installed too."""
     repo = config["repository"]
     url = repo["url"].rstrip("/")
     branch = repo.get("branch") or "main"
     extra = "".join(f", {p!r}" for p in EXTRA_PACKAGES)
+    package = f"{PACKAGE}[training]" if training else PACKAGE
     return "\n".join(
         [
             "# Setup: a no-op where the book's package `lib` is installed. Elsewhere",
@@ -224,7 +252,7 @@ def setup_source(config: dict) -> str:
             "    import sys",
             "",
             f'    url = "{url}"',
-            f'    reqs = [f"{PACKAGE} @ git+{{url}}@{branch}"{extra}]',
+            f'    reqs = [f"{package} @ git+{{url}}@{branch}"{extra}]',
             '    cmd = [sys.executable, "-m", "pip", "install", "--quiet", *reqs]',
             "    subprocess.run(cmd, check=True)",
             "    importlib.invalidate_caches()",
@@ -551,7 +579,7 @@ def synced(nb: dict, config: dict, where: str = "notebook") -> dict:
     with_id = (nb.get("nbformat", 4), nb.get("nbformat_minor", 0)) >= (4, 5)
     rest = [c for c in nb["cells"] if c.get("metadata", {}).get("book_sync") is None]
     head = [
-        _cell("code", setup_source(config), "setup", SETUP_TAGS, with_id),
+        _cell("code", setup_source(config, needs_training(nb)), "setup", SETUP_TAGS, with_id),
         _cell("markdown", macros_source(config), "macros", MACROS_TAGS, with_id),
     ]
     nb["cells"] = head + with_figure_captions(with_collapsed_solutions(rest, where))

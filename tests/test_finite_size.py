@@ -925,3 +925,69 @@ def test_stored_tables_have_exact_int_seeds_and_no_repeated_row():
         text = (fs.DATA_DIR / f"finite_size_{name}.csv").read_text().splitlines()[1:]
         assert [str(r["seed"]) for r in rows] == [t.split(",")[fs.COLUMNS.index("seed")] for t in text]
         assert all(type(r["seed"]) is int for r in rows)
+
+
+# --------------------------------------------------------------------------------------
+# finite_size.extrapolate through two dimensions, and finite_size.paired_limits
+# --------------------------------------------------------------------------------------
+def test_extrapolate_exact_fit_through_two_dimensions():
+    """min_dof=0: e_inf + c/d through two points, with the propagated standard errors."""
+    d, e, se = np.array([40.0, 60.0]), np.array([1.2, 1.1]), np.array([0.02, 0.01])
+    f = fs.extrapolate(d, e, se, min_dof=0)
+    e_inf = (d[1] * e[1] - d[0] * e[0]) / (d[1] - d[0])
+    e_inf_se = np.hypot(d[1] * se[1], d[0] * se[0]) / (d[1] - d[0])
+    assert_allclose([f.e_inf, f.e_inf_se], [e_inf, e_inf_se], rtol=1e-12)
+    assert_allclose(f.e_inf + f.c / d, e, rtol=1e-12)
+    assert f.dof == 0 and f.chi2 == 0.0 and math.isnan(f.p_value)
+    # with a third point min_dof=0 changes nothing
+    d3, e3, se3 = np.r_[d, 100.0], np.r_[e, 1.05], np.r_[se, 0.01]
+    assert fs.extrapolate(d3, e3, se3, min_dof=0) == fs.extrapolate(d3, e3, se3)
+    with pytest.raises(ValueError, match="3 points"):
+        fs.extrapolate(d, e, se)  # the default keeps one degree of freedom
+    with pytest.raises(ValueError, match="needs se"):
+        fs.extrapolate(d, e, min_dof=0)
+    with pytest.raises(ValueError, match="min_dof"):
+        fs.extrapolate(d3, e3, se3, min_dof=2)
+    with pytest.raises(TypeError, match="min_dof"):
+        fs.extrapolate(d3, e3, se3, min_dof=0.0)
+    with pytest.raises(ValueError, match="2 distinct"):
+        fs.extrapolate([40.0, 40.0], e, se, min_dof=0)
+
+
+def test_paired_limits_on_a_synthetic_table(tmp_path):
+    rows = _synthetic_rows()  # d = 10, 20, 40 with 3, 2 and 1 draws
+    _write_csv(tmp_path, "toy", rows)
+    r = fs.paired_limits("toy", data_dir=tmp_path, label="relu")
+    assert r.gap["d"].tolist() == [10, 20]  # d = 40 has a single draw
+    ref = fs.gap_for("toy", ("teacher", "gaussian"), min_draws=1, data_dir=tmp_path, label="relu")
+    for key in ("gap", "gap_se", "draws"):
+        assert_allclose(r.gap[key], ref.gap[key][:2])
+    exact = fs.extrapolate(r.gap["d"], r.gap["gap"], r.gap["gap_se"], min_dof=0)
+    assert_allclose(r.gap_fit, exact) and r.gap_fit.dof == 0  # NaN p-values compare equal
+    assert_allclose(r.t, stats.t.ppf(0.975, 1)) and r.gap_half_width == r.t * exact.e_inf_se
+    for v in ("teacher", "gaussian"):
+        s = fs.summarize(fs.table("toy", data_dir=tmp_path, variant=v, d=[10, 20]))
+        assert_allclose(r.summaries[v]["icl"], s["icl"])
+        assert_allclose(r.fits[v], fs.extrapolate(s["d"], s["icl"], s["icl_se"], min_dof=0))
+    idg = fs.paired_limits("toy", quantity="idg", level=0.5, data_dir=tmp_path, label="relu")
+    assert_allclose(idg.t, stats.t.ppf(0.75, 1))
+    assert_allclose(idg.fits["teacher"].e_inf - idg.fits["gaussian"].e_inf, idg.gap_fit.e_inf, atol=1e-12)
+    for kwargs, match in (
+        (dict(min_draws=1), "min_draws"),
+        (dict(min_draws=3), "two dimensions"),
+        (dict(level=1.0), "level"),
+        (dict(quantity="mse"), "quantity"),
+        (dict(variant="teacher"), "variants"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            fs.paired_limits("toy", data_dir=tmp_path, **kwargs)
+
+
+def test_paired_limits_agrees_with_gap_for_on_a_stored_table():
+    """With four dimensions the gap's fit is gap_for's, the variants' those of fits_for."""
+    r = fs.paired_limits("nonlinear_points", quantity="idg", label="relu alpha=1")
+    g = fs.gap_for("nonlinear_points", ("teacher", "gaussian"), "idg", label="relu alpha=1")
+    f = fs.fits_for("nonlinear_points", ("teacher", "gaussian"), "idg", label="relu alpha=1")
+    assert r.gap_fit == g.fit and r.gap_fit.dof == r.gap["d"].size - 2 >= 1
+    assert all(r.fits[v] == f[v].fit for v in f)
+    assert_allclose(r.t, fs.t_quantile(r.gap["draws"]))

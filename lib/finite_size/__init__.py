@@ -7,7 +7,7 @@ Three modules, re-exported here so that ``lib.finite_size.<name>`` reaches all o
 - :mod:`lib.finite_size.fits`   weighted least-squares fits of ``e(d) = e_inf + c/d**b``
   (``extrapolate``, ``fit``, ``extrapolate_quadratic``);
 - :mod:`lib.finite_size.study`  the analysis helpers of chapter 3 (``fits_for``,
-  ``gap_for``, ``slope_through_origin``, ...).
+  ``gap_for``, ``paired_limits``, ``slope_through_origin``, ...).
 """
 
 from lib.finite_size import data, fits, study
@@ -29,11 +29,13 @@ from lib.finite_size.fits import (
 from lib.finite_size.study import (
     GapFits,
     OriginFit,
+    PairedLimits,
     VariantFits,
     extrapolate_summary,
     fits_for,
     floored_se,
     gap_for,
+    paired_limits,
     slope_through_origin,
 )
 

@@ -12,7 +12,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from lib._checks import check_choice, check_real, check_scalar
+from lib._checks import check_choice, check_int, check_real, check_scalar
 from lib.finite_size.data import summarize, table
 
 __all__ = [
@@ -160,7 +160,9 @@ def weighted_least_squares(
     return params, errs, chi2, scaled
 
 
-def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _check_fit_input(
+    d: Any, e: Any, se: Any, n_params: int, min_dof: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     d = check_dims(d)
     e = check_real("e", e)
     if d.ndim != 1 or e.shape != d.shape:
@@ -169,15 +171,15 @@ def _check_fit_input(d: Any, e: Any, se: Any, n_params: int) -> tuple[np.ndarray
         se = check_real("se", se, low=0.0, low_open=True)
         if se.shape != d.shape:
             raise ValueError(f"se must have the shape of d, {d.shape}; got {se.shape}")
-    if np.unique(d).size < n_params or d.size < n_params + 1:
+    if np.unique(d).size < n_params or d.size < n_params + min_dof:
         raise ValueError(
-            f"d must hold at least {n_params} distinct values and {n_params + 1} points for "
-            f"this fit ({n_params} parameters, at least 1 degree of freedom); got d = {d.tolist()}"
+            f"d must hold at least {n_params} distinct values and {n_params + min_dof} points for "
+            f"this fit ({n_params} parameters, at least {min_dof} degree(s) of freedom); got d = {d.tolist()}"
         )
     return d, e, se
 
 
-def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> FiniteSizeFit:
+def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0, *, min_dof: int = 1) -> FiniteSizeFit:
     """Fit ``e(d) = e_inf + c / d**b`` by weighted least squares.
 
     With ``power`` a number ``b`` is fixed and the model is linear in ``(e_inf, c)``:
@@ -210,6 +212,12 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
     power : float or None
         Fixed exponent ``b`` in :data:`POWER_BOUNDS` = ``[0.01, 10]`` (default 1: the ``1/d``
         law), or None to fit it within :data:`B_BOUNDS`.
+    min_dof : {1, 0}, keyword-only
+        Fewest degrees of freedom allowed (default 1). ``min_dof=0`` accepts a fit that
+        passes through its points exactly (for instance ``e_inf + c/d`` through two
+        dimensions, a table still being extended): the parameters and their standard
+        errors are then those of the exact solution, with ``chi2 = 0``, and
+        ``p_value`` is NaN (nothing is left to test the law with). It needs ``se``.
 
     Returns
     -------
@@ -222,7 +230,8 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
         If the arrays do not match, contain non-finite values, ``d`` are not positive
         normal floats or ``se`` not positive, ``power`` is outside :data:`POWER_BOUNDS`, or
         there are too few points (fixed power: at least 2 distinct d and 3 points; free
-        power: 3 distinct d and 4 points), the fit is numerically singular (the d too close
+        power: 3 distinct d and 4 points; one point fewer with ``min_dof=0``),
+        ``min_dof`` is not 0 or 1, or is 0 without ``se``, the fit is numerically singular (the d too close
         together or spread over too many orders of magnitude: condition number of the
         design above :data:`MAX_CONDITION`), a fitted value is not representable as a
         normal float, or the free-power fit does not converge.
@@ -245,8 +254,11 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
                 f"power must be a fixed exponent in POWER_BOUNDS = {list(POWER_BOUNDS)} (or None to fit "
                 f"it within B_BOUNDS = {list(B_BOUNDS)}); got power = {power!r}"
             )
+    min_dof = int(check_int("min_dof", min_dof, low=0, high=1))
     n_params = 2 if power is not None else 3
-    d, e, se = _check_fit_input(d, e, se, n_params)
+    if min_dof == 0 and se is None:
+        raise ValueError("min_dof=0 needs se: an exact fit leaves no residuals to estimate the error scale from")
+    d, e, se = _check_fit_input(d, e, se, n_params, min_dof)
     b0 = 1.0 if power is None else power
     inputs = f"d = {d.tolist()}, power = {power}"
 
@@ -300,6 +312,8 @@ def extrapolate(d: Any, e: Any, se: Any = None, power: float | None = 1.0) -> Fi
         if power is None:
             b_se *= factor
         p_value = float("nan")
+    elif dof == 0:
+        chi2, p_value = 0.0, float("nan")  # an exact fit: its residuals are rounding
     else:
         p_value = float(stats.chi2.sf(chi2, dof))
     return FiniteSizeFit(

@@ -13,7 +13,7 @@ from scipy import stats
 
 from lib._checks import check_choice, check_int, check_real, check_scalar
 from lib.finite_size.data import gap, summarize, table
-from lib.finite_size.fits import FiniteSizeFit, check_dims, extrapolate, weighted_least_squares
+from lib.finite_size.fits import FiniteSizeFit, check_dims, extrapolate, t_quantile, weighted_least_squares
 
 __all__ = [
     "OriginFit",
@@ -24,6 +24,8 @@ __all__ = [
     "extrapolate_summary",
     "fits_for",
     "gap_for",
+    "PairedLimits",
+    "paired_limits",
 ]
 
 # ----------------------------------------------------------------------------------------
@@ -347,12 +349,140 @@ def gap_for(
     Used in: :doc:`testing the equivalence </book/equivalence/verification>`.
     """
     min_draws = int(check_int("min_draws", min_draws, low=1))
+    g = _floored_gap(experiment, variants, quantity, min_draws, data_dir, filters)
+    fit1 = extrapolate(g["d"], g["gap"], g["gap_se"])
+    return GapFits(g, fit1, slope_through_origin(g["d"], g["gap"], g["gap_se"]))
+
+
+def _floored_gap(
+    experiment: str,
+    variants: tuple[str, str],
+    quantity: str,
+    min_draws: int,
+    data_dir: str | Path | None,
+    filters: dict[str, Any],
+) -> dict[str, np.ndarray]:
+    """The paired gap of :func:`gap`, its s.e. floored by the two Monte Carlo variances."""
     g = gap(experiment, variants, quantity, data_dir=data_dir, **filters)
     mc = np.zeros(g["d"].shape)
     for v in variants:
         t = table(experiment, data_dir=data_dir, variant=v, **filters)
         mc += np.array([np.mean(t[quantity + "_se"][t["d"] == d] ** 2) for d in g["d"]])
     g = dict(g, gap_se=floored_se(g["gap_se"], g["draws"], mc))
-    g = _enough_draws(g, min_draws)
-    fit1 = extrapolate(g["d"], g["gap"], g["gap_se"])
-    return GapFits(g, fit1, slope_through_origin(g["d"], g["gap"], g["gap_se"]))
+    return _enough_draws(g, min_draws)
+
+
+class PairedLimits(NamedTuple):
+    """Result of :func:`paired_limits`: two variants and their paired gap, extrapolated.
+
+    Attributes
+    ----------
+    gap : dict of str to numpy.ndarray
+        ``d``, ``gap``, ``gap_se`` (floored as in :func:`gap_for`), ``draws``: the d
+        with at least ``min_draws`` paired draws.
+    gap_fit : FiniteSizeFit
+        The fit ``Delta_inf + c/d`` of the gap (``dof = 0`` and ``p_value`` NaN when it
+        rests on two dimensions).
+    summaries : dict of str to dict
+        Per variant, its per-d means and standard errors (:func:`summarize`) at the d of
+        ``gap``.
+    fits : dict of str to FiniteSizeFit
+        Per variant, the fit ``e_inf + c/d`` of its error.
+    t : float
+        The two-sided Student-t quantile at the requested level for the fewest paired
+        draws at one d (:func:`lib.finite_size.t_quantile`): the half-width of an interval
+        is ``t`` times a standard error.
+    """
+
+    gap: dict
+    gap_fit: FiniteSizeFit
+    summaries: dict
+    fits: dict
+    t: float
+
+    @property
+    def gap_half_width(self) -> float:
+        """Half-width of the interval of ``Delta_inf``: ``t * gap_fit.e_inf_se``."""
+        return self.t * self.gap_fit.e_inf_se
+
+
+def paired_limits(
+    experiment: str,
+    variants: tuple[str, str] = ("teacher", "gaussian"),
+    quantity: str = "icl",
+    level: float = 0.95,
+    min_draws: int = 2,
+    data_dir: str | Path | None = None,
+    **filters: Any,
+) -> PairedLimits:
+    """Two variants of one configuration and their paired gap, each extrapolated in d.
+
+    The paired gap ``e_a - e_b`` (draw by draw, :func:`gap`; standard error floored as
+    in :func:`gap_for`) and each variant's mean error (:func:`summarize`) are fitted with
+    ``e_inf + c/d`` (:func:`lib.finite_size.extrapolate`) on the dimensions that have at
+    least ``min_draws`` paired draws. Unlike :func:`gap_for`, two dimensions suffice:
+    the fit then passes through both points (``min_dof=0``), so a table that is still
+    being extended d by d can already be read, with wide intervals and no test of the
+    ``1/d`` law. The Student-t quantile ``t`` turns the standard errors into intervals
+    at ``level``; it takes the degrees of freedom of the fewest paired draws at one d
+    (a standard error from ``m`` draws has ``m - 1``), as the chapter does elsewhere.
+
+    Parameters
+    ----------
+    experiment : str
+        Experiment name (see :func:`lib.finite_size.load`).
+    variants : tuple of two str, default ("teacher", "gaussian")
+        ``(a, b)``; the gap is ``e_a - e_b``.
+    quantity : {"icl", "idg"}
+        Which error.
+    level : float, default 0.95
+        Confidence level of the interval, in ``(0, 1)``.
+    min_draws : int, default 2
+        Smallest number of paired draws for a d to enter (at least 2, so that ``t`` is
+        defined).
+    data_dir : str, pathlib.Path or None
+        Folder holding the CSV files; None is the package's ``lib/data/``.
+    **filters
+        Select one configuration (without ``variant``), as in :func:`table`.
+
+    Returns
+    -------
+    PairedLimits
+        ``(gap, gap_fit, summaries, fits, t)``, and the property ``gap_half_width``.
+
+    Raises
+    ------
+    ValueError
+        If ``quantity``, ``level`` or ``min_draws`` is invalid, a filter is ``variant``,
+        the variants share no draw, or fewer than two dimensions have ``min_draws``
+        paired draws.
+
+    Notes
+    -----
+    Used in: :doc:`testing the equivalence </book/equivalence/verification>` and
+    :doc:`learning curves </book/linear/learning_curves>`.
+
+    Examples
+    --------
+    >>> r = paired_limits("stretched", label="relu rho=0.5")   # doctest: +SKIP
+    >>> r.gap_fit.e_inf, r.gap_half_width                       # doctest: +SKIP
+    """
+    check_choice("quantity", quantity, ("icl", "idg"))
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    min_draws = int(check_int("min_draws", min_draws, low=2))
+    if "variant" in filters:
+        raise ValueError("paired_limits takes the variants through `variants`, not a `variant` filter")
+    g = _floored_gap(experiment, variants, quantity, min_draws, data_dir, filters)
+    if g["d"].size < 2:
+        raise ValueError(
+            f"paired_limits needs at least two dimensions with {min_draws} or more paired draws; "
+            f"got d = {g['d'].tolist()} for {filters}"
+        )
+    gap_fit = extrapolate(g["d"], g["gap"], g["gap_se"], min_dof=0)
+    summaries, fits = {}, {}
+    for v in variants:
+        s = summarize(table(experiment, data_dir=data_dir, variant=v, **filters))
+        keep = np.isin(s["d"], g["d"])
+        summaries[v] = {k: np.asarray(col)[keep] for k, col in s.items()}
+        fits[v] = extrapolate(summaries[v]["d"], summaries[v][quantity], summaries[v][quantity + "_se"], min_dof=0)
+    return PairedLimits(g, gap_fit, summaries, fits, t_quantile(g["draws"], level))

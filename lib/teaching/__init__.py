@@ -3,6 +3,8 @@
 - :mod:`lib.teaching.claims`            the assertions of the hidden check cells, which hold
   the book's sentences to its numbers;
 - :mod:`lib.teaching.tables`            Markdown tables built from columns of numbers;
+- :mod:`lib.teaching.benchmarks`        the stored benchmark reports of ``make bench``, read
+  back as numbers (the Performance appendix);
 - :mod:`lib.teaching.labs`              the checks of the coding labs (instructor and
   student editions);
 - :mod:`lib.teaching.plotting`          the book's figure style and figure helpers
@@ -21,7 +23,7 @@ matplotlib, ipywidgets nor JAX.
 import importlib
 
 #: The modules of the package, each imported on first access.
-_MODULES = ("claims", "tables", "labs", "plotting", "widgets", "training_widgets")
+_MODULES = ("claims", "tables", "benchmarks", "labs", "plotting", "widgets", "training_widgets")
 
 __all__ = list(_MODULES)
 

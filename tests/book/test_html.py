@@ -699,6 +699,41 @@ const done = arguments[arguments.length - 1];
 """
 
 
+# What the eye sees on each slide: a display equation's number beside it (not on a line
+# of its own), an inline formula and the punctuation touching it on one line (no line
+# starts with ", with"), and a lab's statement set at least 24 px (not shrunk).
+SLIDE_LOOK_JS = r"""
+const out = {eqno: [], broken: [], small: []};
+for (const s of document.querySelectorAll('.reveal .slides > section')) {
+  const old = s.style.display;
+  s.style.display = 'block';
+  for (const no of s.querySelectorAll('div.math > span.eqno')) {
+    const eq = no.parentElement.querySelector(':scope > mjx-container');
+    if (!eq) continue;
+    const a = no.getBoundingClientRect(), b = eq.getBoundingClientRect();
+    const mid = (a.top + a.bottom) / 2;
+    if (!(mid > b.top && mid < b.bottom)) out.eqno.push(no.textContent.trim());
+  }
+  for (const m of s.querySelectorAll('span.math > mjx-container:not([display="true"])')) {
+    const t = m.parentElement.nextSibling;  // the text right after the formula
+    if (!t || t.nodeType !== Node.TEXT_NODE || !/^[,.;:)]/.test(t.data)) continue;
+    const r = document.createRange();
+    r.setStart(t, 0);
+    r.setEnd(t, 1);
+    if (r.getBoundingClientRect().left < m.getBoundingClientRect().right - 2)
+      out.broken.push(m.textContent.slice(0, 30) + t.data.slice(0, 10));
+  }
+  if (s.classList.contains('lab') && !s.style.fontSize)
+    for (const p of s.querySelectorAll('[data-split] > p')) {
+      const px = parseFloat(getComputedStyle(p).fontSize);
+      if (px < 24) out.small.push(`${px}px: ${p.textContent.trim().slice(0, 40)}`);
+    }
+  s.style.display = old;
+}
+return out;
+"""
+
+
 def _slide_misfits(slides: list[dict]) -> list[str]:
     """The slides of one deck (SLIDE_FIT_JS) whose content does not fit reveal's frame."""
     bad = []
@@ -774,6 +809,8 @@ def test_slides():
             assert len(slides) >= 3, (deck.name, slides)
             if bad := _slide_misfits(slides):
                 misfits[deck.name] = bad
+            look = driver.execute_script(SLIDE_LOOK_JS)
+            assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, look)
             assert not _console_errors(driver), deck.name
             # a look at the deck: its third slide (the first statement or figure)
             driver.execute_script("Reveal.slide(2)")

@@ -142,6 +142,26 @@ def test_sync_is_idempotent(tmp_path):
         assert all(roles[i + 1] == sync.CAPTION_ROLE for i in named)
 
 
+def test_setup_cell_installs_the_training_extra_where_jax_is_needed():
+    """A chapter that imports lib's JAX modules installs icl-nonlinear-book[training]."""
+    for path in NOTEBOOKS:
+        nb = _load(path)
+        wants = sync.needs_training(nb)
+        assert ("[training] @ git+" in _source(nb["cells"][0])) == wants, path
+    assert sync.needs_training(_load(BOOK / "book/trained/networks.ipynb"))
+    assert not sync.needs_training(_load(BOOK / "book/hermite/basics.ipynb"))
+    cell = lambda src: {"cell_type": "code", "metadata": {}, "source": [src]}  # noqa: E731
+    for src, want in [
+        ("from lib import training", True),
+        ("import lib.transformers as tf", True),
+        ("from lib.training import train_linear_attention", True),
+        ("from lib import training_runs\nfrom lib.teaching import claims", False),
+        ("from lib.teaching import training_widgets", True),
+        ("import lib", False),
+    ]:
+        assert sync.needs_training({"cells": [cell(src)]}) == want, src
+
+
 def test_setup_cell_is_silent_noop():
     """Executed in a kernel where lib is importable, the setup cell prints nothing."""
     nbformat = pytest.importorskip("nbformat")

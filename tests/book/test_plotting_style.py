@@ -119,3 +119,50 @@ def test_cycle_neighbours_are_distinguishable():
     cycle = plotting.mpl.rcParams["axes.prop_cycle"].by_key()["color"]
     for c1, c2 in zip(cycle, cycle[1:]):
         assert _contrast(c1, c2)[0] > 0.35, (c1, c2)
+
+
+def _overlapping_tick_labels(fig):
+    """Pairs of drawn tick labels (major or minor) of one axis whose boxes overlap."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    pairs = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            slack = 1e-9 * (hi - lo)
+            ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+            ticks = [t for t in ticks if lo - slack <= t.get_loc() <= hi + slack]
+            labels = [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text().strip()]
+            boxes = [(lab.get_text(), lab.get_window_extent(renderer)) for lab in labels]
+            pairs += [(a, b) for i, (a, p) in enumerate(boxes) for b, q in boxes[i + 1 :] if p.overlaps(q)]
+    return pairs
+
+
+def test_the_overlap_detector_sees_overlapping_labels():
+    fig, ax = plotting.new_figure()
+    ax.set_xlim(0.0, 2.0)
+    ax.set_xticks([1.0, 1.01], ["a long label", "another one"])
+    assert _overlapping_tick_labels(fig) == [("a long label", "another one")]
+
+
+def test_plain_log_ticks_keep_a_narrow_panels_labels_apart():
+    """Three panels, alpha from 0.4 to 5 (less than two decades: matplotlib labels the
+    minor ticks there, 4 x 10^-1, 6 x 10^-1, ..., which ran into each other in chapter 7)."""
+    fig, axes = plotting.new_figure(ncols=3, sharey=True)
+    x = np.logspace(np.log10(0.4), np.log10(5.0), 20)
+    for ax in axes:
+        ax.plot(x, 1 / x)
+        ax.set_xscale("log")
+        plotting.plain_log_ticks(ax, "x")
+    assert not _overlapping_tick_labels(fig)
+    shown = [t.get_text() for t in axes[0].get_xticklabels() if 0.4 <= t.get_position()[0] <= 5.0]
+    assert shown == ["0.5", "1", "2", "5"]
+
+
+def test_stored_sweep_figure_has_plain_separate_tick_labels():
+    from lib.teaching import training_widgets
+
+    fig = training_widgets.sweep_figure("h2", 8, 0.1)
+    assert not _overlapping_tick_labels(fig)
+    texts = [t.get_text() for t in fig.axes[0].get_xticklabels(which="both") if t.get_text()]
+    assert "10" in texts and not any("times" in t for t in texts)  # no 2 x 10^0 labels

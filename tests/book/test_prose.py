@@ -34,7 +34,7 @@ CHECKED = (
     "book/beyond/spectral.ipynb",
     "book/trained/networks.ipynb",
     "book/appendix/random_matrices.ipynb",
-    "book/appendix/performance.md",
+    "book/appendix/performance.ipynb",
 )
 
 LONG = " ".join(["word"] * 45)

@@ -55,3 +55,18 @@ def test_performance_appendix_is_optional_and_the_student_page_linked():
     sentence = next(s for s in re.split(r"(?<=\.)\s", SYLLABUS) if "appendix/performance" in s)
     assert "optional" in sentence
     assert "{doc}`student`" in SYLLABUS
+
+
+def test_slides_keep_punctuation_with_its_formula():
+    """No slide line may start with the comma after a formula: the formula and the
+    punctuation touching it go into one ``nowrap`` span (the browser test checks the
+    lines themselves)."""
+    from bs4 import BeautifulSoup
+
+    math = '<span class="math notranslate nohighlight">\\({}\\)</span>'
+    src = f"<p>at {math.format('a')}, with ({math.format('b')}). Then {math.format('c')} alone</p>"
+    out = BeautifulSoup(make_slides._clean(BeautifulSoup(src, "html.parser").p, "book/x"), "html.parser")
+    wraps = [w.get_text() for w in out.select("span.nowrap")]
+    assert wraps == ["\\(a\\),", "(\\(b\\))."]
+    assert out.get_text() == BeautifulSoup(src, "html.parser").get_text()  # no text lost or moved
+    assert out.select("span.math")[2].parent.name == "p"  # nothing touches c: not wrapped
