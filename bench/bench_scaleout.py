@@ -25,7 +25,7 @@ Tables:
    should follow t = c * iterations * n * d^2 with one constant c (fitted on the largest
    d; the column "model" shows the prediction for every d).
 
-Used in: the Performance appendix (which reads the report through lib.benchmarks), and lib/data/README.md (how long the h2 study takes).
+Used in: the Performance appendix (which reads the report through lib.teaching.benchmarks), and lib/data/README.md (how long the h2 study takes).
 """
 
 from __future__ import annotations

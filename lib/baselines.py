@@ -656,8 +656,8 @@ def dmmse_task_set_errors(
 #: Names that moved out of ``lib.baselines`` in the split of ``lib`` by concept, and where they
 #: are now (an old notebook gets an AttributeError that says where to look).
 _MOVED = {
-    "SPECTRAL_PREPROCESSINGS": "lib.spectral",
-    "SPECTRAL_CLIP": "lib.spectral",
+    "SPECTRAL_PREPROCESSINGS": "lib.theory.spectral_limits",
+    "SPECTRAL_CLIP": "lib.theory.spectral_limits",
     "SPECTRAL_LINK_DEGREE": "lib.spectral",
     "MAX_SPECTRAL_BYTES": "lib.spectral",
     "spectral_preprocess": "lib.spectral",

@@ -1,17 +1,14 @@
-r"""The spectral in-context estimator (book chapter 6).
+r"""The spectral in-context estimator (book chapter 6): what a learner runs on data.
 
 The estimator (:func:`spectral_direction`, :func:`spectral_fit`, :func:`spectral_predict`,
 :func:`spectral_test_error`) estimates the task direction of one context from the top
 eigenvector of :math:`\sum_i T(y_i) x_i x_i^\top` after a label preprocessing
 :math:`T` (:func:`spectral_preprocess`). Its asymptotic theory, the limit
-:math:`d \to \infty` at fixed :math:`\alpha`, is in :mod:`lib.theory.spectral`
-(:func:`~lib.theory.spectral.spectral_overlap`,
-:func:`~lib.theory.spectral.spectral_threshold`,
-:func:`~lib.theory.spectral.spectral_error`,
-:func:`~lib.theory.spectral.optimal_preprocess`,
-:func:`~lib.theory.spectral.weak_recovery_threshold`), which also defines the built-in
-preprocessings (``SPECTRAL_PREPROCESSINGS``); these names are re-exported here, so
-``lib.spectral.spectral_overlap`` works as before.
+:math:`d \to \infty` at fixed :math:`\alpha`, is the module
+:mod:`lib.theory.spectral_limits` (the overlap, the threshold, the error with the best
+link, the optimal preprocessing), which also defines the built-in preprocessings
+(``SPECTRAL_PREPROCESSINGS``). Each name has one address: the estimator's here, the
+theory's there.
 
 Used in :doc:`beyond linear attention </book/beyond/spectral>`.
 """
@@ -26,60 +23,14 @@ from lib._checks import check_contexts, check_int, check_real, check_rho, check_
 from lib.hermite import coefficients, hermite_polynomials
 from lib.samplers import BATCH_BYTES
 from lib.teachers import TeacherLike, as_link, teacher_moments
-from lib.theory.spectral import (
-    SPECTRAL_ALPHA_MAX,
-    SPECTRAL_CLIP,
-    SPECTRAL_NODES_NOISE,
-    SPECTRAL_NODES_Z,
-    SPECTRAL_OVERLAP_ALPHA_MAX,
-    SPECTRAL_PREPROCESSINGS,
-    SPECTRAL_PROBE_LABELS,
-    SPECTRAL_Y_POINTS,
-    SPECTRAL_Z_MAX,
-    SPECTRAL_Z_POINTS,
-    check_preprocess,
-    floor_crossing,
-    optimal_preprocess,
-    posterior_second_moment,
-    shifted_preprocess,
-    spectral_error,
-    spectral_overlap,
-    spectral_psi_phi,
-    spectral_threshold,
-    spectral_threshold_spread,
-    standardized_preprocess,
-    truncated_preprocess,
-    weak_recovery_threshold,
-)
+from lib.theory.spectral_limits import check_preprocess, standardized_preprocess
 
 __all__ = [
-    "SPECTRAL_PREPROCESSINGS",
     "spectral_preprocess",
     "spectral_direction",
     "spectral_fit",
     "spectral_predict",
     "spectral_test_error",
-    "spectral_overlap",
-    "spectral_threshold",
-    "spectral_psi_phi",
-    "spectral_error",
-    "optimal_preprocess",
-    "weak_recovery_threshold",
-    "posterior_second_moment",
-    "shifted_preprocess",
-    "truncated_preprocess",
-    "floor_crossing",
-    "spectral_threshold_spread",
-    # the theory's constants, defined in lib.theory.spectral
-    "SPECTRAL_ALPHA_MAX",
-    "SPECTRAL_CLIP",
-    "SPECTRAL_NODES_NOISE",
-    "SPECTRAL_NODES_Z",
-    "SPECTRAL_OVERLAP_ALPHA_MAX",
-    "SPECTRAL_PROBE_LABELS",
-    "SPECTRAL_Y_POINTS",
-    "SPECTRAL_Z_MAX",
-    "SPECTRAL_Z_POINTS",
 ]
 
 
@@ -101,7 +52,7 @@ def spectral_preprocess(y: Any, preprocess: Any = None) -> np.ndarray:
     - ``"square"``: :math:`T = \min(u^2, 9)`, an even function of the centered label.
 
     A callable ``T`` is applied to the raw labels (for instance the optimal
-    preprocessing of :func:`lib.theory.spectral.optimal_preprocess`); it must return finite
+    preprocessing of :func:`lib.theory.spectral_limits.optimal_preprocess`); it must return finite
     values of the same shape.
 
     Parameters
@@ -287,7 +238,7 @@ def spectral_predict(
     preprocess : None, str or callable
         Label preprocessing :math:`T` (:func:`spectral_preprocess`; default ``"tanh"``
         of the standardized labels: bounded, as the asymptotic theory
-        :func:`lib.theory.spectral.spectral_overlap` requires, and increasing, so that large
+        :func:`lib.theory.spectral_limits.spectral_overlap` requires, and increasing, so that large
         labels weigh more, which is what the :math:`h_2` component calls for).
     link : None or callable
         The link :math:`\hat f`, a vectorized function of :math:`s`; ``None`` fits it.
@@ -412,3 +363,22 @@ def spectral_test_error(
 def _apply_link(link: Any, s: np.ndarray) -> np.ndarray:
     """Evaluate a user link on an array and check its output."""
     return check_vectorized("link", link, s)
+
+
+#: The theory's names that this module re-exported before issue 33 (one address per name):
+#: an old notebook gets an AttributeError that says where they are.
+_MOVED = frozenset(
+    {
+        "SPECTRAL_PREPROCESSINGS", "SPECTRAL_CLIP", "spectral_overlap", "spectral_threshold", "spectral_psi_phi",
+        "spectral_error", "optimal_preprocess", "weak_recovery_threshold", "posterior_second_moment",
+        "shifted_preprocess", "truncated_preprocess", "floor_crossing", "spectral_threshold_spread",
+        "SPECTRAL_ALPHA_MAX", "SPECTRAL_NODES_NOISE", "SPECTRAL_NODES_Z", "SPECTRAL_OVERLAP_ALPHA_MAX",
+        "SPECTRAL_PROBE_LABELS", "SPECTRAL_Y_POINTS", "SPECTRAL_Z_MAX", "SPECTRAL_Z_POINTS",
+    }
+)  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        raise AttributeError(f"lib.spectral.{name} has moved to lib.theory.spectral_limits.{name}")
+    raise AttributeError(f"module 'lib.spectral' has no attribute {name!r}")

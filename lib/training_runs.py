@@ -247,7 +247,7 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
         Name of the experiment in ``scripts/make_training.py`` (``"transformers"``,
         ``"linear_attention"``).
     data_dir : path-like, optional
-        Folder of the CSV files (default :data:`DATA_DIR`).
+        Folder of the CSV files (default ``DATA_DIR``, this module's).
 
     Returns
     -------
@@ -737,7 +737,7 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
     experiment : str
         ``"controls"``, ``"full_la"`` or ``"smoke"``.
     data_dir : path-like, optional
-        Folder of the CSV files (default :data:`DATA_DIR`).
+        Folder of the CSV files (default ``DATA_DIR``, this module's).
 
     Returns
     -------

@@ -8,7 +8,7 @@ cannot be read, runs out of time or kills its kernel is reported as such, with t
 verdicts printed before that point. Nothing in a submission can stop the grading of
 the others.
 
-The verdict of each lab is the record its check wrote (:func:`lib.labs.check` appends
+The verdict of each lab is the record its check wrote (:func:`lib.teaching.labs.check` appends
 one JSON line per check to the file named by ``LIB_LABS_RECORD``, which the grader sets
 for the kernel to a file outside the submission's working folder). Printed text is not
 read, so a cell that prints ``PASS: <lab>: ...`` earns nothing. The verdicts are
@@ -75,7 +75,7 @@ import make_student  # noqa: E402  (after the sys.path line above)
 ROOT = _HERE.parent
 STATUSES = ("PASS", "FAIL", "NOT ATTEMPTED", "LAB ERROR")
 NO_VERDICT = "NO VERDICT"
-#: The verdict of a lab whose function calls the reference (lib.labs.delegated_call).
+#: The verdict of a lab whose function calls the reference (lib.teaching.labs.delegated_call).
 NOT_ACCEPTED = "NOT ACCEPTED"
 _NOT_ACCEPTED_DETAIL = "not accepted: "
 _CALLS = re.compile(r"your function calls (\S+?),")
@@ -84,7 +84,7 @@ _CSS = (
     "margin-bottom:2em}th,td{border:1px solid #999;padding:.3em .6em;"
     "text-align:left}th{background:#f0f0f0}"
 )
-#: The environment variable through which lib.labs.check writes its verdicts.
+#: The environment variable through which lib.teaching.labs.check writes its verdicts.
 RECORD_ENV = "LIB_LABS_RECORD"
 
 

@@ -22,7 +22,7 @@ makes the student edition from the same sources:
    - a hidden cell after the setup cell calls ``labs.set_student_mode()``, so the
      notebook carries its edition: in any Jupyter the lab checks print their verdict
      (``NOT ATTEMPTED``, one ``FAIL`` line per wrong case) and never stop Run All
-     (see :mod:`lib.labs`); the notebook's metadata ``lib_labs`` records the edition,
+     (see :mod:`lib.teaching.labs`); the notebook's metadata ``lib_labs`` records the edition,
      the source notebook and the names of its labs (read by ``scripts/grade_labs.py``);
 
    and ``_config.yml`` loses the Binder/Colab launch buttons and the repository
@@ -92,8 +92,8 @@ LAB_TAG = "lab-solution"
 #: The cell that puts a student notebook's lab checks in the student edition.
 STUDENT_CELL_SOURCE = """\
 # Student edition: the lab checks print their verdict and never stop the
-# notebook (lib.labs.set_student_mode).
-from lib import labs as _labs
+# notebook (lib.teaching.labs.set_student_mode).
+from lib.teaching import labs as _labs
 
 _labs.set_student_mode(True)"""
 STUDENT_ROLE = "student"  # its metadata.book_sync

@@ -1,4 +1,4 @@
-"""Tests of lib.benchmarks: the stored benchmark reports, read back strictly."""
+"""Tests of lib.teaching.benchmarks: the stored benchmark reports, read back strictly."""
 
 import math
 import re
@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pytest
 
-from lib import benchmarks
-from lib.benchmarks import BenchReport, load_report, number, read_report
+from lib.teaching import benchmarks
+from lib.teaching.benchmarks import BenchReport, load_report, number, read_report
 
 GOOD = """\
 - date: 2026-12-01T12:00:00

@@ -1,10 +1,10 @@
-"""Tests for lib.claims: each check passes on supporting numbers and fails otherwise."""
+"""Tests for lib.teaching.claims: each check passes on supporting numbers and fails otherwise."""
 
 import numpy as np
 import pytest
 
-from lib import claims
-from lib.claims import ClaimError
+from lib.teaching import claims
+from lib.teaching.claims import ClaimError
 
 
 def test_claim_close_relative_and_absolute():
@@ -49,7 +49,7 @@ def test_consistent_and_boolean():
 
 
 # Bad input must raise, never pass: each of these calls passed silently before the
-# checks in lib.claims, so each case fails if its check is removed.
+# checks in lib.teaching.claims, so each case fails if its check is removed.
 NAN, INF = np.nan, np.inf
 
 

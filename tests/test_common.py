@@ -7,14 +7,15 @@ import pytest
 from _helpers import raises_early
 from numpy.testing import assert_allclose
 
-from lib import baselines, hermite, plotting, samplers, simulation, spectral, teachers, theory
+from lib import baselines, hermite, samplers, simulation, teachers, theory
 from lib._checks import PARAMETERS
 from lib.attention import fit_gamma
 from lib.hermite import coefficients, get_link
 from lib.samplers import sample_contexts, sample_features, sample_task_set
 from lib.simulation import simulate
 from lib.teachers import teacher_moments
-from lib.theory import nonlinear_icl_error
+from lib.teaching import plotting
+from lib.theory import nonlinear_icl_error, spectral_limits
 
 INF = np.inf
 
@@ -92,13 +93,13 @@ VALID_CALLS = [
     (theory.context_ridge_error, dict(teacher="relu", alpha=2.0, rho=0.1, ridge=0.5)),
     (teachers.effective_noise, dict(teacher="relu", rho=0.1)),
     (teachers.gaussian_equivalent_ridge, dict(teacher="relu", rho=0.1)),
-    (spectral.spectral_overlap, dict(alpha=2.0, teacher="h2", rho=0.1)),
+    (spectral_limits.spectral_overlap, dict(alpha=2.0, teacher="h2", rho=0.1)),
     (simulation.simulate, dict(d=3, alpha=2.0, kappa=1.0, tau=2.0, rho=0.1, lam=0.1)),
     (teachers.label_moments, dict(teacher="relu", rho=0.1)),
     (samplers.sample_contexts, dict(n=2, d=3, ell=4, tasks=None, teacher="relu", rho=0.1)),
     (baselines.baseline_errors, dict(d=3, alpha=2.0, prior_tasks=None, rho=0.1, n_test=20)),
-    (spectral.spectral_error, dict(alpha=2.0, teacher="h2", rho=0.1)),
-    (spectral.weak_recovery_threshold, dict(teacher="h2", rho=0.1)),
+    (spectral_limits.spectral_error, dict(alpha=2.0, teacher="h2", rho=0.1)),
+    (spectral_limits.weak_recovery_threshold, dict(teacher="h2", rho=0.1)),
     (theory.transition_kappa, dict(q=0.5, teacher="relu", alpha=2.0, tau=3.0, rho=0.1)),
     (theory.kappa_inf_floor, dict(a1=0.5, rho_nl=0.3, alpha=2.0)),
     (plotting.equivalence_figure, dict(teacher="relu", alpha=2.0, kappa=1.5, rho=0.1, lam=0.0, n_points=20)),
@@ -114,7 +115,7 @@ SCALAR_CALLS = [
         teachers.label_moments,
         samplers.sample_contexts,
         baselines.baseline_errors,
-        spectral.weak_recovery_threshold,
+        spectral_limits.weak_recovery_threshold,
         theory.transition_kappa,
         plotting.equivalence_figure,
     )

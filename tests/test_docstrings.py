@@ -15,7 +15,7 @@ numpydoc's validator (:func:`numpydoc.validate.validate`) runs over every module
   Notes).
 
 The style codes (summary wording, See Also and Examples everywhere, ...) are not
-checked. ``lib.labs`` is left out: it is maintained with the student edition.
+checked. ``lib.teaching.labs`` is left out: it is maintained with the student edition.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 docscrape = pytest.importorskip("numpydoc.docscrape")
 
 MODULES = (
-    "lib", "lib._checks", "lib._lab_names", "lib._limits", "lib._ridge_solvers", "lib.quadrature", "lib.hermite", "lib.teachers",
+    "lib", "lib._checks", "lib.teaching._lab_names", "lib._limits", "lib._ridge_solvers", "lib.quadrature", "lib.hermite", "lib.teachers",
     "lib.samplers", "lib.attention",
     "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",
-    "lib.theory.spectral", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
+    "lib.theory.spectral_limits", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
     "lib.training_runs",
-    "lib.claims", "lib.tables", "lib.benchmarks", "lib.plotting", "lib.widgets",
+    "lib.teaching.claims", "lib.teaching.tables", "lib.teaching.benchmarks", "lib.teaching.plotting", "lib.teaching.widgets",
 )  # fmt: skip
 CHECKED = {"GL06", "GL07", "PR01", "PR02", "RT01", "RT03"}
 

@@ -11,8 +11,8 @@ import pytest
 MODULES = (
     "lib._checks", "lib.quadrature", "lib.hermite", "lib.teachers", "lib.samplers", "lib.attention", "lib.simulation",
     "lib.baselines", "lib.spectral", "lib.theory.marchenko_pastur", "lib.theory.linear",
-    "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap", "lib.theory.spectral", "lib.finite_size.data",
-    "lib.finite_size.fits", "lib.finite_size.study", "lib.claims", "lib.tables",
+    "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap", "lib.theory.spectral_limits", "lib.finite_size.data",
+    "lib.finite_size.fits", "lib.finite_size.study", "lib.teaching.claims", "lib.teaching.tables",
 )  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""Tests for lib.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
+"""Tests for lib.teaching.labs: the verdicts PASS / FAIL / NOT ATTEMPTED and strict mode."""
 
 import functools
 import types
@@ -8,9 +8,10 @@ import pytest
 from numpy.polynomial import hermite_e
 
 import lib
-from lib import hermite, labs
+from lib import hermite
 from lib.hermite import coefficients as _renamed_coefficients
-from lib.labs import LabError, check
+from lib.teaching import labs
+from lib.teaching.labs import LabError, check
 
 
 @pytest.fixture(autouse=True)
@@ -486,12 +487,11 @@ def test_a_lambda_in_a_case_is_named_by_its_code():
 
 
 def test_a_refusal_names_the_function_as_the_lab_does():
-    import lib.spectral
-    import lib.theory.spectral
+    import lib.theory.linear
 
-    # spectral_overlap is defined in lib.theory.spectral and re-exported by lib.spectral
-    reference = lambda a: lib.spectral.spectral_overlap(a)  # noqa: E731
-    student = lambda a: lib.theory.spectral.spectral_overlap(a)  # noqa: E731
-    assert labs.delegated_call(student, reference) == "lib.spectral.spectral_overlap"
+    # icl_error is defined in lib.theory.linear and re-exported by lib.theory
+    reference = lambda a: lib.theory.linear.icl_error(a)  # noqa: E731
+    student = lambda a: lib.theory.icl_error(a)  # noqa: E731
+    assert labs.delegated_call(student, reference) == "lib.theory.linear.icl_error"
     # a reference that is the function itself: its shortest public path, as before
-    assert labs.delegated_call(student, lib.theory.spectral.spectral_overlap) == "lib.theory.spectral_overlap"
+    assert labs.delegated_call(student, lib.theory.linear.icl_error) == "lib.theory.icl_error"

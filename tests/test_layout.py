@@ -109,7 +109,7 @@ def test_import_lib_does_not_import_matplotlib_or_ipywidgets():
 
 
 def test_plotting_and_widgets_load_on_first_use():
-    code = "import sys, lib; lib.plotting; print('matplotlib' in sys.modules)"
+    code = "import sys, lib; lib.teaching.plotting; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "True", out.stdout + out.stderr
 
@@ -121,6 +121,10 @@ def test_plotting_and_widgets_load_on_first_use():
         ("lib.hermite", "teacher_moments"),
         ("lib.attention", "simulate"),
         ("lib.baselines", "spectral_predict"),
+        ("lib", "plotting"),
+        ("lib", "spectral_error"),
+        ("lib.theory", "spectral_error"),
+        ("lib.spectral", "spectral_overlap"),
     ],
 )
 def test_moved_names_say_where_they_went(old, new):

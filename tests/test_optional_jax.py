@@ -1,6 +1,6 @@
 """JAX is the optional extra ``training`` of the package (lib.training, chapter 7 only).
 
-``import lib`` and every module but ``lib.training``/``lib.training_widgets`` must work
+``import lib`` and every module but ``lib.training``/``lib.teaching.training_widgets`` must work
 in an environment without JAX, and ``lib.training`` must then say which extra to
 install. Each check runs in a fresh interpreter in which ``jax``, ``jaxlib`` and ``optax``
 cannot be imported (``sys.modules[name] = None`` makes ``import name`` raise ImportError).
@@ -17,8 +17,8 @@ BLOCK = "import sys\nfor _m in ('jax', 'jaxlib', 'optax'):\n    sys.modules[_m] 
 #: every module of lib that chapters 1-6 and their tests use
 MODULES = (
     "lib", "lib.theory", "lib.finite_size", "lib.hermite", "lib.quadrature", "lib.teachers", "lib.samplers",
-    "lib.attention", "lib.simulation", "lib.baselines", "lib.spectral", "lib.claims", "lib.tables", "lib.labs",
-    "lib.plotting", "lib.widgets", "lib.training_runs",
+    "lib.attention", "lib.simulation", "lib.baselines", "lib.spectral", "lib.teaching.claims", "lib.teaching.tables", "lib.teaching.labs",
+    "lib.teaching.plotting", "lib.teaching.widgets", "lib.training_runs",
 )  # fmt: skip
 
 
@@ -43,7 +43,7 @@ def test_lib_does_not_import_training_eagerly():
 
 
 def test_training_without_jax_names_the_extra():
-    for module in ("lib.training", "lib.transformers", "lib.training_widgets"):
+    for module in ("lib.training", "lib.transformers", "lib.teaching.training_widgets"):
         done = _run(f"import {module}")
         assert done.returncode != 0
         last = done.stderr.strip().splitlines()[-1]

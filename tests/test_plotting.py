@@ -1,4 +1,4 @@
-"""Tests of lib.plotting."""
+"""Tests of lib.teaching.plotting."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import plotting, teachers, theory, widgets
+from lib import teachers, theory
 from lib.finite_size import extrapolate
-from lib.plotting import task_diversity_figure
-from lib.widgets import task_diversity_explorer
+from lib.teaching import plotting, widgets
+from lib.teaching.plotting import task_diversity_figure
+from lib.teaching.widgets import task_diversity_explorer
 
 
 def test_equivalence_figure_draws_theory_and_floor():
@@ -44,7 +45,7 @@ def test_extrapolation_panel_line_reaches_intercept():
 
 
 # --------------------------------------------------------------------------------------
-# Tests of the chapter-5 figure helper and explorer (lib.plotting.task_diversity_figure,
+# Tests of the chapter-5 figure helper and explorer (lib.teaching.plotting.task_diversity_figure,
 # --------------------------------------------------------------------------------------
 def teardown_function():
     plt.close("all")

@@ -1,8 +1,8 @@
-"""Tests of lib.tables."""
+"""Tests of lib.teaching.tables."""
 
 import pytest
 
-from lib.tables import changed_params, markdown_table, plus_minus
+from lib.teaching.tables import changed_params, markdown_table, plus_minus
 
 
 def test_markdown_table_formats_and_aligns():

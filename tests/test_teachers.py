@@ -91,7 +91,7 @@ def test_as_link_refuses_what_is_not_a_teacher(teacher, exc):
         lambda f: teachers.label_moments(f, 0.1),
         lambda f: teachers.remainder(f),
         lambda f: lib.theory.nonlinear_icl_error(f, 2.0, 1.0, 2.0, 0.1),
-        lambda f: lib.theory.spectral_error(2.0, f, 0.1),
+        lambda f: lib.theory.spectral_limits.spectral_error(2.0, f, 0.1),
     ],
     ids=[
         "teacher_moments",

@@ -1,4 +1,4 @@
-"""lib.widgets: what a reader without a kernel is told to do."""
+"""lib.teaching.widgets: what a reader without a kernel is told to do."""
 
 import re
 from pathlib import Path
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from lib import teachers, widgets
+from lib import teachers
+from lib.teaching import widgets
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,8 @@ Loaded from ``_config.yml`` (``sphinx.local_extensions``). On every page it
   its code from a CDN and needs a remote kernel; the book relies on the Binder and Colab
   launch buttons instead);
 - drops the stored ipywidgets state (the explorers show a static figure and a note in
-  the HTML, see ``lib.widgets``), which no script reads once the widget manager is off;
+  the HTML, see ``lib.teaching.widgets``), which no script reads once the widget
+  manager is off;
 - makes every figure a link to its image file (``<a class="figure-zoom">``), so that
   a reader on a phone taps a figure to open it at full size and zoom into the ticks
   (with a small badge under the image on a phone, where it covers nothing);

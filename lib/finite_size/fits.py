@@ -352,7 +352,7 @@ def fit(
     data_dir : str, pathlib.Path or None
         Folder holding the CSV files; None is the package's ``lib/data/``.
     **filters
-        Select one configuration, as in :func:`table`.
+        Select one configuration, as in :func:`~lib.finite_size.data.table`.
 
     Returns
     -------

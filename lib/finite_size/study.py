@@ -266,7 +266,7 @@ def fits_for(
     data_dir : str, pathlib.Path or None
         Folder holding the CSV files; None is the package's ``lib/data/``.
     **filters
-        Select one configuration (without ``variant``), as in :func:`table`.
+        Select one configuration (without ``variant``), as in :func:`~lib.finite_size.data.table`.
 
     Returns
     -------
@@ -443,7 +443,7 @@ def paired_limits(
     data_dir : str, pathlib.Path or None
         Folder holding the CSV files; None is the package's ``lib/data/``.
     **filters
-        Select one configuration (without ``variant``), as in :func:`table`.
+        Select one configuration (without ``variant``), as in :func:`~lib.finite_size.data.table`.
 
     Returns
     -------

@@ -16,18 +16,21 @@ one-layer linear attention are deterministic; this package evaluates them:
 - :mod:`lib.theory.kappa_inf`         closed forms at :math:`\kappa = \infty` and the
   context-ridge baseline (chapters 4-5);
 - :mod:`lib.theory.gap`               the finite-size gap heuristic (chapter 3.2);
-- :mod:`lib.theory.spectral`          the limit of the spectral estimator of
+- :mod:`lib.theory.spectral_limits`   the limit of the spectral estimator of
   :mod:`lib.spectral` (chapter 6);
 - :mod:`lib.theory.context_free`      the error of the best predictor that reads only
   the query, at finite :math:`d` (chapter 7);
 - :mod:`lib.theory.source`            the source's formulas as its authors' code
   evaluates them, to check the linear ones against (chapter 2).
 
-Their public names are re-exported here (``lib.theory.icl_error``). The teacher's
-statistics (:func:`lib.teachers.effective_noise`) live in :mod:`lib.teachers`.
+Their public names are re-exported here (``lib.theory.icl_error``), but for those of
+:mod:`lib.theory.spectral_limits`, which are reached through that module only
+(``lib.theory.spectral_limits.spectral_error``), beside the estimator's module
+:mod:`lib.spectral`. The teacher's statistics (:func:`lib.teachers.effective_noise`)
+live in :mod:`lib.teachers`.
 """
 
-from lib.theory import context_free, gap, kappa_inf, linear, marchenko_pastur, nonlinear, source, spectral
+from lib.theory import context_free, gap, kappa_inf, linear, marchenko_pastur, nonlinear, source, spectral_limits
 from lib.theory.context_free import CONTEXT_FREE_QUAD_ATOL, context_free_error, sphere_moment
 from lib.theory.gap import GapEstimate, gap_estimate
 from lib.theory.kappa_inf import (
@@ -48,20 +51,6 @@ from lib.theory.nonlinear import (
     pure_noise_error_integral,
     transition_kappa,
 )
-from lib.theory.spectral import (
-    SPECTRAL_PREPROCESSINGS,
-    floor_crossing,
-    optimal_preprocess,
-    posterior_second_moment,
-    shifted_preprocess,
-    spectral_error,
-    spectral_overlap,
-    spectral_psi_phi,
-    spectral_threshold,
-    spectral_threshold_spread,
-    truncated_preprocess,
-    weak_recovery_threshold,
-)
 
 __all__ = [
     "context_free",
@@ -71,14 +60,13 @@ __all__ = [
     "marchenko_pastur",
     "nonlinear",
     "source",
-    "spectral",
+    "spectral_limits",
     *marchenko_pastur.__all__,
     *linear.__all__,
     *nonlinear.__all__,
     *kappa_inf.__all__,
     *gap.__all__,
     *context_free.__all__,
-    *spectral.__all__,
 ]
 
 #: Names that moved out of ``lib.theory`` in the split of ``lib`` by concept, and where
@@ -88,6 +76,7 @@ _MOVED = {
     "gaussian_equivalent_ridge": "lib.teachers",
     "A1_ZERO_RTOL": "lib.teachers",
     "A1_ZERO_ATOL": "lib.teachers",
+    **{name: "lib.theory.spectral_limits" for name in spectral_limits.__all__},
 }
 
 

@@ -26,7 +26,7 @@ LAB = {"tags": ["lab-solution"]}
 def _instructor_notebook():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        code("import numpy as np\n\nfrom lib import labs"),
+        code("import numpy as np\n\nfrom lib.teaching import labs"),
         md("````{exercise} Lab: doubling\n:label: lab-double\nWrite it.\n````"),
         code(
             'def double(x):\n    """Twice x."""\n    # --- solution ---\n'
@@ -115,8 +115,8 @@ def test_read_records_keeps_only_well_formed_records(tmp_path):
 
 
 def test_a_check_writes_its_record_and_printing_does_not(tmp_path, monkeypatch, capsys):
-    """lib.labs.check appends its verdict to LIB_LABS_RECORD; a printed PASS line does not."""
-    from lib import labs
+    """lib.teaching.labs.check appends its verdict to LIB_LABS_RECORD; a printed PASS line does not."""
+    from lib.teaching import labs
 
     path = tmp_path / "verdicts.jsonl"
     monkeypatch.setenv(labs.RECORD_ENV, str(path))
@@ -160,7 +160,9 @@ def _library_lab(body):
     """A student notebook whose one lab is checked against a function of lib."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        code("import numpy as np\n\nfrom lib import hermite, labs\nfrom lib.hermite import coefficients as coef"),
+        code(
+            "import numpy as np\n\nfrom lib import hermite\nfrom lib.teaching import labs\nfrom lib.hermite import coefficients as coef"
+        ),
         md("````{exercise} Lab: coefficients\n:label: lab-coef\nWrite it.\n````"),
         code(
             'def my_coefficients(f, degree):\n    """a_m of f."""\n    # --- solution ---\n'

@@ -4,7 +4,7 @@
   size, in a view that pans when the figure is wider than the window, without leaving
   the page; Escape closes it (html: after ``make book``, headless chromium);
 - a legend that matplotlib places itself stays in the part of a figure a phone shows
-  before scrolling (``lib.plotting.PHONE_VISIBLE``), unless it would cover data there
+  before scrolling (``lib.teaching.plotting.PHONE_VISIBLE``), unless it would cover data there
   that the usual place leaves free (no browser needed);
 - the print-only title of every page has no TeX ("\\Gam" in 2.1; html);
 - search hits on the API reference's objects have a snippet, and no snippet is the
@@ -40,7 +40,7 @@ from test_html import (  # noqa: E402  (the sibling module, after the path line)
     browser,
 )
 
-from lib import plotting  # noqa: E402
+from lib.teaching import plotting  # noqa: E402
 
 # Opens every figure of the page (at most MAX_FIGS) with a real click on its image and
 # measures the zoom view; returns one record per figure.

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 import yaml
 
-from lib import labs
+from lib.teaching import labs
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts/make_student.py")
@@ -34,7 +34,7 @@ def _toy_notebook():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     nb.cells = [
         md("# A chapter\n\nText."),
-        code("import numpy as np\nfrom lib.hermite import hermite_function\nfrom lib import labs"),
+        code("import numpy as np\nfrom lib.hermite import hermite_function\nfrom lib.teaching import labs"),
         md(
             "## Exercises\n\n````{exercise} ★ First\n:label: ex-first\nDo it.\n````\n\n"
             "```{solution-start} ex-first\n:class: dropdown\n```\nSECRET prose one."

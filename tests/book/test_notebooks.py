@@ -155,7 +155,8 @@ def test_setup_cell_installs_the_training_extra_where_jax_is_needed():
         ("from lib import training", True),
         ("import lib.transformers as tf", True),
         ("from lib.training import train_linear_attention", True),
-        ("from lib import training_runs, claims", False),
+        ("from lib import training_runs\nfrom lib.teaching import claims", False),
+        ("from lib.teaching import training_widgets", True),
         ("import lib", False),
     ]:
         assert sync.needs_training({"cells": [cell(src)]}) == want, src

@@ -1,4 +1,4 @@
-"""Tests of the book's figure style (lib.plotting: column width, fonts, panels, palette)."""
+"""Tests of the book's figure style (lib.teaching.plotting: column width, fonts, panels, palette)."""
 
 import io
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
-from lib import plotting
+from lib.teaching import plotting
 
 
 def teardown_function():
@@ -160,7 +160,7 @@ def test_plain_log_ticks_keep_a_narrow_panels_labels_apart():
 
 
 def test_stored_sweep_figure_has_plain_separate_tick_labels():
-    from lib import training_widgets
+    from lib.teaching import training_widgets
 
     fig = training_widgets.sweep_figure("h2", 8, 0.1)
     assert not _overlapping_tick_labels(fig)

@@ -1,4 +1,4 @@
-"""How the lab checks of :mod:`lib.labs` name things in their messages.
+"""How the lab checks of :mod:`lib.teaching.labs` name things in their messages.
 
 A lambda given as an argument of a case is shown by its code
 (``lambda t: np.maximum(t, 0.0)``), not as ``<lambda>``; and a library function that a
@@ -97,9 +97,9 @@ def name_via(
     obj : callable
         The library function to name.
     referenced : callable
-        Lists the objects a function's code names (``lib.labs._referenced``).
+        Lists the objects a function's code names (``lib.teaching.labs._referenced``).
     readers : callable
-        Whether a function is a reader's code, not the library's (``lib.labs._is_readers_code``).
+        Whether a function is a reader's code, not the library's (``lib.teaching.labs._is_readers_code``).
 
     Returns
     -------

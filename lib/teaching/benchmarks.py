@@ -17,7 +17,7 @@ read as a number (:meth:`BenchTable.numbers`) must hold one number, optionally w
 thousands separators and one unit of :data:`UNITS` (``"2.4x"``, ``"30,000"``,
 ``"0.20 GiB"``); an empty cell or ``-`` reads as NaN.
 
-Part of the teaching layer (with :mod:`lib.claims` and :mod:`lib.tables`).
+Part of the teaching layer (with :mod:`lib.teaching.claims` and :mod:`lib.teaching.tables`).
 
 Used in: :doc:`the Performance appendix </book/appendix/performance>`.
 """

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import lib
-import lib.plotting
+import lib.teaching.plotting
 import lib.theory
 import lib.training
 
@@ -74,7 +74,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     rows = lib.training.load_runs("transformers") if rows is None else rows
     sel = [r for r in rows if r["teacher"] == teacher and r["d"] == d and r["width"] == 32]
     if ax is None:
-        fig, ax = lib.plotting.new_figure()
+        fig, ax = lib.teaching.plotting.new_figure()
     else:
         fig = ax.figure
     alphas = np.logspace(np.log10(1.5), np.log10(20.0), 60)
@@ -82,14 +82,18 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     ax.axhline(floor, color="0.3", ls=":", lw=1.3, label=r"$\rho_{\mathrm{nl}}$ (linear attention, $\tau \to \infty$)")
     e_cf = lib.theory.context_free_error(teacher, d, rho)
     ax.axhline(e_cf, color="0.1", ls="--", lw=1.3, label=rf"no context (query only), $d = {d}$")
-    lib.plotting.theory_line(
-        ax, alphas, lib.spectral_error(alphas, teacher, rho), color="#009E73", label=r"spectral learner, $d \to \infty$"
+    lib.teaching.plotting.theory_line(
+        ax,
+        alphas,
+        lib.theory.spectral_limits.spectral_error(alphas, teacher, rho),
+        color="#009E73",
+        label=r"spectral learner, $d \to \infty$",
     )
     for kind in ("softmax", "linear"):
         s = lib.training.summarize_runs([r for r in sel if r["kind"] == kind], ("alpha",))
         if s:
             a = np.array([g["alpha"] for g in s])
-            lib.plotting.sim_points(
+            lib.teaching.plotting.sim_points(
                 ax,
                 a,
                 [g["mean"] for g in s],
@@ -99,7 +103,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
                 label=KIND_LABELS[kind],
             )
     ax.set_xscale("log")
-    lib.plotting.plain_log_ticks(ax, "x")  # 2, 5, 10: no 2 x 10^0 labels
+    lib.teaching.plotting.plain_log_ticks(ax, "x")  # 2, 5, 10: no 2 x 10^0 labels
     ax.set_xlabel(r"context length $\alpha = \ell/d$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
     ax.legend(fontsize=8)

@@ -4,7 +4,7 @@ A chapter shows a table by passing its columns to :func:`markdown_table` and dis
 the result with ``IPython.display.Markdown``, instead of assembling the rows with
 f-strings in every notebook; :func:`plus_minus` writes the ``x ± se`` cells.
 
-Part of the teaching layer (with :mod:`lib.claims` and :mod:`lib.plotting`).
+Part of the teaching layer (with :mod:`lib.teaching.claims` and :mod:`lib.teaching.plotting`).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def markdown_table(
     See Also
     --------
     plus_minus : the text of a column of values with their standard errors.
-    lib.claims.claim : assert the sentence a table supports.
+    lib.teaching.claims.claim : assert the sentence a table supports.
 
     Examples
     --------

@@ -3,7 +3,7 @@
 Each explorer is one function returning a widget. A chapter first draws the static
 figure with default values (so that a reader of the HTML without a kernel sees it) and
 then, in a separate cell, calls the explorer, which redraws the same figure function from
-:mod:`lib.plotting` as the controls move. The explorers need a running Jupyter kernel.
+:mod:`lib.teaching.plotting` as the controls move. The explorers need a running Jupyter kernel.
 
 Used in: :doc:`Hermite basics </book/hermite/basics>`,
 :doc:`the equivalence theorem </book/equivalence/theorem>`,
@@ -23,12 +23,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import special
 
-from lib import plotting, spectral, teachers, theory
+from lib import teachers, theory
 from lib._checks import check_choice, check_int, check_param, check_range, check_rho, check_scalar
 from lib.hermite import LINKS, MAX_DEGREE, Link, get_link
-from lib.plotting import equivalence_figure, finite_data_figure, hermite_expansion_figure, task_diversity_figure
-from lib.spectral import SPECTRAL_PREPROCESSINGS
 from lib.teachers import effective_noise, teacher_moments
+from lib.teaching import plotting
+from lib.teaching.plotting import (
+    equivalence_figure,
+    finite_data_figure,
+    hermite_expansion_figure,
+    task_diversity_figure,
+)
+from lib.theory import spectral_limits
+from lib.theory.spectral_limits import SPECTRAL_PREPROCESSINGS
 
 __all__ = [
     "hermite_explorer",
@@ -105,7 +112,7 @@ def hermite_explorer(name: str = "relu", degree: int = 6, max_degree: int = 40) 
     """Explore the Hermite expansion of a catalogue link.
 
     A drop-down chooses the link ``f`` from :data:`lib.hermite.LINKS` and a slider the
-    truncation degree ``D``; the figure of :func:`lib.plotting.hermite_expansion_figure`
+    truncation degree ``D``; the figure of :func:`lib.teaching.plotting.hermite_expansion_figure`
     (coefficients ``a_0..a_D`` and the partial sum ``S_D f`` with its ``L^2`` error)
     is redrawn.
 
@@ -157,7 +164,7 @@ def task_diversity_explorer(
     A drop-down chooses the teacher from :data:`lib.hermite.LINKS`; sliders set the
     context length ``alpha``, the pretraining data ``tau``, the label noise ``rho``, the
     ridge ``lam`` (ICL curve only: the IDG formula is ridgeless) and the plotted range of
-    ``log10 kappa``. The figure of :func:`lib.plotting.task_diversity_figure` is redrawn.
+    ``log10 kappa``. The figure of :func:`lib.teaching.plotting.task_diversity_figure` is redrawn.
     At ``tau = 1`` with ``lam = 0`` the curves are infinite (the interpolation peak) and
     are not drawn.
 
@@ -215,7 +222,7 @@ def finite_data_explorer(
     context length ``alpha``, the task diversity ``kappa`` (with a check box for
     ``kappa = inf``, a fresh task for every context), the label noise ``rho``, the ridge
     ``lam`` and the largest ``tau`` shown. The figure of
-    :func:`lib.plotting.finite_data_figure` (the teacher and the linear teacher, their
+    :func:`lib.teaching.plotting.finite_data_figure` (the teacher and the linear teacher, their
     ``tau -> inf`` floors and ``rho_nl``) is redrawn. With ``lam = 0`` the curves diverge
     at ``tau = 1``.
 
@@ -437,7 +444,7 @@ def equivalence_explorer(
     takes a formula in ``z`` (:func:`link_from_expression`), which is used when it is not
     empty. Sliders set ``alpha``, ``kappa`` (a box switches to ``kappa = inf``), ``rho``
     and ``lam``. The explorer prints ``a_0``, ``a_1``, ``E[f^2]`` and
-    ``rho_nl = rho + E[f^2] - a_1^2`` and redraws :func:`lib.plotting.equivalence_figure`:
+    ``rho_nl = rho + E[f^2] - a_1^2`` and redraws :func:`lib.teaching.plotting.equivalence_figure`:
     the predicted ``e_ICL(tau)`` with its effective-noise floor ``rho_nl``. A formula that cannot be used
     prints the reason instead of a traceback.
 
@@ -512,9 +519,9 @@ def spectral_figure(
 ):
     r"""Theory of the spectral estimator against :math:`\alpha`, with one :math:`\alpha` marked.
 
-    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral.spectral_overlap`)
+    Left: the squared overlap :math:`\cos^2\theta(\alpha)` (:func:`lib.theory.spectral_limits.spectral_overlap`)
     with the threshold :math:`\alpha_c` (dotted). Right: the error with the
-    Bayes-optimal link (:func:`lib.theory.spectral.spectral_error`), linear attention's
+    Bayes-optimal link (:func:`lib.theory.spectral_limits.spectral_error`), linear attention's
     :math:`\kappa = \infty`, :math:`\tau \to \infty` error
     (:func:`lib.theory.nonlinear_icl_error` at :math:`\tau = 10^6`) and the effective-noise
     floor :math:`\rho_{\mathrm{nl}}`. The marker is the chosen ``alpha``.
@@ -524,7 +531,7 @@ def spectral_figure(
     teacher : str
         A name in :data:`lib.hermite.LINKS`.
     preprocess : str
-        One of :data:`lib.theory.spectral.SPECTRAL_PREPROCESSINGS`.
+        One of :data:`lib.theory.spectral_limits.SPECTRAL_PREPROCESSINGS`.
     alpha : float
         The marked context length per dimension.
     rho : float
@@ -547,15 +554,15 @@ def spectral_figure(
     lo, hi = check_range("alpha_range", alpha_range, low=0.0, low_open=True)
     alpha = check_param("alpha", alpha, scalar=True)
     grid = np.geomspace(lo, hi, 60)
-    c2 = spectral.spectral_overlap(grid, teacher, rho, preprocess)
-    err = spectral.spectral_error(grid, teacher, rho, preprocess)
+    c2 = spectral_limits.spectral_overlap(grid, teacher, rho, preprocess)
+    err = spectral_limits.spectral_error(grid, teacher, rho, preprocess)
     la = theory.nonlinear_icl_error(teacher, grid, np.inf, 1e6, rho)
-    a_c = spectral.spectral_threshold(teacher, rho, preprocess)
+    a_c = spectral_limits.spectral_threshold(teacher, rho, preprocess)
     fig, (left, right) = plotting.new_figure(ncols=2)
     plotting.theory_line(left, grid, c2, label="spectral, theory")
     left.plot(
         [alpha],
-        [spectral.spectral_overlap(alpha, teacher, rho, preprocess)],
+        [spectral_limits.spectral_overlap(alpha, teacher, rho, preprocess)],
         "o",
         color="0.1",
         label=rf"$\alpha = {alpha:.3g}$",
@@ -566,7 +573,7 @@ def spectral_figure(
     plotting.theory_line(right, grid, err, label="spectral, theory")
     plotting.theory_line(right, grid, la, label="linear attention", ls="--")
     right.axhline(teachers.effective_noise(teacher, rho), color="0.4", ls=":", label=r"$\rho_{\mathrm{nl}}$")
-    right.plot([alpha], [spectral.spectral_error(alpha, teacher, rho, preprocess)], "o", color="0.1")
+    right.plot([alpha], [spectral_limits.spectral_error(alpha, teacher, rho, preprocess)], "o", color="0.1")
     right.set_ylabel("ICL error")
     for ax in (left, right):
         ax.set_xscale("log")

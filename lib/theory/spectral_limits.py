@@ -11,8 +11,8 @@ of :math:`T^* = 1 - 1/v`, the truncation :func:`truncated_preprocess` that makes
 bounded, and :func:`floor_crossing`, the context length at which :func:`spectral_error` meets
 the effective-noise floor of linear attention. The built-in preprocessings
 (``SPECTRAL_PREPROCESSINGS``) are defined here, where their population version is needed,
-and :func:`lib.spectral.spectral_preprocess` applies them to data. Every public name is
-also reached as ``lib.spectral.<name>`` and ``lib.theory.<name>``.
+and :func:`lib.spectral.spectral_preprocess` applies them to data. Each public name has
+this one address, ``lib.theory.spectral_limits.<name>`` (not re-exported elsewhere).
 
 Used in :doc:`beyond linear attention </book/beyond/spectral>`.
 """
