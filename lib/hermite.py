@@ -433,6 +433,11 @@ def partial_sum_errors(f: Callable, degree: int) -> np.ndarray:
 class Link:
     """A named link function ``f`` with its Hermite data.
 
+    A ``Link`` is itself callable (``link(z) == link.f(z)``), so it can be passed
+    wherever a teacher callable is expected. ``coefficients(degree)`` and
+    ``second_moment`` use the closed forms when given, otherwise they are computed
+    numerically once and cached.
+
     Attributes
     ----------
     name : str
@@ -443,11 +448,6 @@ class Link:
         LaTeX label for legends, e.g. ``r"$\\mathrm{ReLU}(z)$"``.
     description : str
         One line of prose.
-
-    A ``Link`` is itself callable (``link(z) == link.f(z)``), so it can be passed
-    wherever a teacher callable is expected. ``coefficients(degree)`` and
-    ``second_moment`` use the closed forms when given, otherwise they are computed
-    numerically once and cached.
 
     Notes
     -----
