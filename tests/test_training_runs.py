@@ -380,19 +380,18 @@ def test_probe_features_context_free_and_oracle():
 
 
 def _control_copy(tmp_path):
-    """The stored full_la sweep as CSV rows (lists of fields), and a writer for edited rows."""
+    """The stored controls sweep as CSV rows (lists of fields), and a writer for edited rows."""
     import csv
     import io
-    import shutil
 
-    src = tr.DATA_DIR / "training_full_la.csv"
-    shutil.copy(src.with_suffix(".json"), tmp_path / "training_full_la.json")
+    src = tr.DATA_DIR / "training_controls.csv"
+    shutil.copy(src.with_suffix(".json"), tmp_path / "training_controls.json")
     rows = list(csv.reader(io.StringIO(src.read_text())))
 
     def write(edited):
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerows(edited)
-        path = tmp_path / "training_full_la.csv"
+        path = tmp_path / "training_controls.csv"
         path.write_text(buf.getvalue())
         return path
 
@@ -411,7 +410,7 @@ CORRUPT_LISTS = {
     "val_errors NaN": ("val_errors", "[NaN, 1, 2]", "val_errors: entry 0 is nan; every entry must be finite or inf"),
     "val_errors too short": ("val_errors", "[1.0, 2.0]", "val_errors: 2 errors for the 3 learning rates of lrs"),
     "lrs not numbers": ("lrs", "0.01,fast,0.1", "lrs: 'fast' is not a number"),
-    "lr not a candidate": ("lr", "0.05", "lr: 0.05 is not one of the candidates lrs = '0.01,0.03,0.1'"),
+    "lr not a candidate": ("lr", "0.05", "lr: 0.05 is not one of the candidates lrs = '0.001,0.003,0.01'"),
 }  # fmt: skip
 
 
@@ -422,7 +421,7 @@ def test_load_control_runs_checks_its_lists(tmp_path, case):
     rows[2][rows[0].index(column)] = value
     path = write(rows)
     with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:3: {re.escape(message)}"):
-        tr.load_control_runs("full_la", tmp_path)
+        tr.load_control_runs("controls", tmp_path)
 
 
 def test_load_control_runs_accepts_a_diverged_candidate(tmp_path):
@@ -430,7 +429,7 @@ def test_load_control_runs_accepts_a_diverged_candidate(tmp_path):
     col = rows[0].index("val_errors")
     rows[1][col] = "[1.5, Infinity, 2.0]"  # json.dumps writes a diverged error as Infinity
     write(rows)
-    loaded = tr.load_control_runs("full_la", tmp_path)
+    loaded = tr.load_control_runs("controls", tmp_path)
     assert loaded[0]["val_errors"] == "[1.5, Infinity, 2.0]"
     steps, loss = tr.loss_curve(loaded[0])
     assert steps.size == loss.size > 0 and np.all(np.isfinite(loss))
