@@ -56,7 +56,7 @@ def test_a_good_report(tmp_path):
     assert number(second.columns[2].removeprefix("target")) == 20.0
     # headings become bold lines, so that the report can be shown as a cell's output
     shown = report.markdown()
-    assert "**Solvers: tau = 2**" in shown and "###" not in shown and "| 40 | 3,200 |" in shown
+    assert "**Solvers**: tau = 2" in shown and "###" not in shown and "| 40 | 3,200 |" in shown
 
 
 @pytest.mark.parametrize(

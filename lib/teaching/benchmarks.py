@@ -293,15 +293,16 @@ class BenchReport:
         return counts.pop()
 
     def markdown(self) -> str:
-        """The report as Markdown to show in a page: its headings as bold lines.
+        """The report as Markdown to show in a page: its headings as paragraphs with a bold title.
 
         Returns
         -------
         str
-            The text, each ``#`` heading turned into a bold paragraph (a heading inside
-            a cell's output would not be a section of the page).
+            The text, each ``#`` heading turned into a paragraph (a heading inside a
+            cell's output would not be a section of the page) whose title, the part
+            before the first ``:``, ``(`` or comma, is bold and whose parameters are not.
         """
-        lines = [re.sub(r"^#+\s+(.*)$", r"**\1**", line) for line in self.text.splitlines()]
+        lines = [re.sub(r"^#+\s+([^:(,]*[^:(,\s])(\s*[:(,].*)?$", r"**\1**\2", line) for line in self.text.splitlines()]
         return "\n".join(lines) + "\n"
 
 
