@@ -425,7 +425,7 @@ def train_transformer(
     first layer updates the context tokens as well (self-attention among them). The
     prediction is an MLP readout ``w^T gelu(R h_q + r) + b`` of the query token. With
     ``attention="linear"`` this is an MLP on the tokens, then linear attention, then a
-    readout: the architecture of Oko et al. (2024) in this model.
+    readout: an architecture related to Oko et al.'s (2024) in this model.
 
     ``attention="none"`` is the context-free control: the same embedding, value MLPs
     (each applied to the query token as a residual block, ``h_q <- h_q + V(h_q)``),

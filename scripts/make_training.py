@@ -21,7 +21,7 @@ others only when named):
   same pretraining set, for ReLU, tanh and h2 at d = 40, kappa = inf, tau = 3 and four
   alpha; and at tau = 0.5 (interpolation) from three initialization scales.
 - ``transformers``: ``lib.training.train_transformer`` with softmax attention and with
-  linear attention (MLP values and readout kept: Oko et al.'s architecture), on h2 and
+  linear attention (MLP values and readout kept: an architecture related to Oko et al.'s), on h2 and
   ReLU at d = 8 against alpha, and on h2 at alpha = 4 against d = 8, 16, 32 (a d = 64
   group is configured, but the stored data have no rows for it).
 - ``controls``: the context-free control. ``train_transformer`` with softmax, linear or
