@@ -160,6 +160,7 @@ def test_plain_log_ticks_keep_a_narrow_panels_labels_apart():
 
 
 def test_stored_sweep_figure_has_plain_separate_tick_labels():
+    pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
     from lib.teaching import training_widgets
 
     fig = training_widgets.sweep_figure("h2", 8, 0.1)
