@@ -1219,8 +1219,20 @@ def run_experiment(
     client: Any = None,
     groups: tuple[int, ...] | None = None,
     sampler: str | None = None,
+    labels: tuple[str, ...] | None = None,
 ) -> Path:
-    """Compute the missing rows of one experiment, appending and flushing them one by one."""
+    """Compute the missing rows of one experiment, appending and flushing them one by one.
+
+    ``labels``: compute only the configurations with these labels (the other rows keep what
+    the file has); an unknown label is a ``ValueError`` that lists the known ones.
+    """
+    specs = row_specs(name, groups, sampler)
+    if labels:
+        known = sorted({s.label for s in specs})
+        bad = [lab for lab in labels if lab not in known]
+        if bad:
+            raise ValueError(f"labels {bad} are not configurations of {name!r} (groups {groups}); known: {known}")
+        specs = [s for s in specs if s.label in labels]
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out / f"training_{name}.csv", out / f"training_{name}.json"
     columns = _columns(name)
@@ -1228,7 +1240,6 @@ def run_experiment(
         _write_header(csv_path, columns)
         if fresh:
             json_path.unlink(missing_ok=True)
-    specs = row_specs(name, groups, sampler)
     started, t0 = mfs._now(), time.perf_counter()
     with csv_path.open("a", newline="") as fh:
         mfs._lock(fh, csv_path)
@@ -1345,6 +1356,11 @@ def main(argv: list[str] | None = None) -> int:
         "--groups", help="comma-separated groups of configurations to compute, in this order (default: all); e.g. 0,2"
     )
     parser.add_argument(
+        "--labels",
+        help="comma-separated configuration labels to compute (default: all of the groups), "
+        "e.g. 'h2 d=16 alpha=4 alpha'",
+    )
+    parser.add_argument(
         "--merge",
         type=Path,
         metavar="DIR",
@@ -1372,6 +1388,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workers must be >= 0; got {args.workers}")
     out = args.out or lib.training.DATA_DIR
     groups = tuple(int(g) for g in args.groups.split(",")) if args.groups else None
+    labels = tuple(t.strip() for t in args.labels.split(",") if t.strip()) if args.labels else None
     command = "python scripts/make_training.py" + (
         "" if not (argv or sys.argv[1:]) else " " + " ".join(argv or sys.argv[1:])
     )
@@ -1389,7 +1406,7 @@ def main(argv: list[str] | None = None) -> int:
     client = None if args.workers == 0 else mfs.start_client(args.workers, args.scheduler)
     try:
         for name in names:
-            run_experiment(name, out, args.fresh, command, log, client, groups, args.sampler)
+            run_experiment(name, out, args.fresh, command, log, client, groups, args.sampler, labels)
     finally:
         mfs.stop_client(client, args.scheduler)
     return 0

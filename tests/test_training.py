@@ -508,3 +508,18 @@ def test_make_training_smoke(tmp_path):
     # resuming computes nothing and keeps the rows
     assert mt.main(["smoke", "--out", str(tmp_path), "--workers", "0"]) == 0
     assert len(runs.load_control_runs("smoke", tmp_path)) == 5
+
+
+@pytest.mark.slow
+def test_make_training_labels_select_and_refuse(tmp_path):
+    """--labels computes only the named configurations; an unknown label names the known ones."""
+    import lib.training_runs as runs
+
+    mt = _make_training()
+    args = ["smoke", "--groups", "1", "--out", str(tmp_path), "--workers", "0", "--labels"]
+    with pytest.raises(ValueError, match=r"not configurations of 'smoke'.*known: \['h2 d=4 tau=4 smoke zfb'\]"):
+        mt.main([*args, "h2 d=4 tau=5 smoke zfb"])
+    assert not any(tmp_path.iterdir())  # refused before any file is written
+    assert mt.main([*args, "h2 d=4 tau=4 smoke zfb"]) == 0
+    rows = runs.load_control_runs("smoke", tmp_path)
+    assert {r["label"] for r in rows} == {"h2 d=4 tau=4 smoke zfb"} and len(rows) == 2
