@@ -314,13 +314,18 @@ class TrainedAttention:
         weight-decay term).
     settings : dict
         ``steps, lr, weight_decay, optimizer, init, init_scale, v21, n, d, ell,
-        final_loss, seconds``.
+        record_every, final_loss, seconds``.
+    snapshots : dict
+        The weights along the path when trained with ``record_every = r``: step ``s``
+        (``0, r, 2r, ...`` up to ``steps``; 0 is the initialization) maps to the pair
+        ``(W_kq, W_pv)`` after ``s`` steps. Empty otherwise.
     """
 
     W_kq: np.ndarray
     W_pv: np.ndarray
     history: np.ndarray
     settings: dict = field(default_factory=dict)
+    snapshots: dict = field(default_factory=dict)
 
     @property
     def gamma(self) -> np.ndarray:
@@ -360,6 +365,7 @@ def train_linear_attention(
     init_scale: float = 1e-3,
     v21: str = "zero",
     init: str = "random",
+    record_every: int | None = None,
 ) -> TrainedAttention:
     """Train the linear-attention weights ``(W_kq, W_pv)`` on a pretraining set.
 
@@ -426,12 +432,17 @@ def train_linear_attention(
         Whether ``v21 = W_pv[d, :d]`` is held at zero (the reduced model) or trained.
     init : {"random", "zfb"}
         The initialization, see above.
+    record_every : int or None
+        If an integer ``r >= 1``, keep the weights after every ``r``-th step (and the
+        initial ones) in ``.snapshots``, to follow the training path (e.g. its test
+        error); the run itself is unchanged. Memory: ``2 (d + 1)^2`` floats per
+        snapshot.
 
     Returns
     -------
     TrainedAttention
         ``.gamma`` (``v21="zero"`` only), ``.predict(X, y, x_query)``, ``.history``,
-        ``.settings``.
+        ``.settings``, ``.snapshots``.
 
     Raises
     ------
@@ -458,6 +469,8 @@ def train_linear_attention(
     init_scale = check_scalar("init_scale", init_scale, low=0, low_open=True)
     v21 = _check_choice("v21", v21, V21_MODES)
     init = _check_choice("init", init, LA_INITS)
+    if record_every is not None:
+        record_every = check_int("record_every", record_every, low=1)
     gen = as_rng(rng)
     n, ell, d = X.shape
     D = d + 1
@@ -473,9 +486,15 @@ def train_linear_attention(
         opt_state = opt.tx.init(params)
         first = float(_la_loss(params, stats, xq_j, yq_j, wd_j, v21))
         history = np.empty(steps)
+        snapshots = {}
+        # a chunk never crosses a recorded step: at most three chunk lengths, so at most
+        # three compilations of the scan
+        every = steps + 1 if record_every is None else record_every
         done = 0
         while done < steps:
-            k = min(_CHUNK, steps - done)
+            if record_every is not None and done % every == 0:
+                snapshots[done] = _la_join(jax.tree_util.tree_map(np.array, params))
+            k = min(_CHUNK, steps - done, every - done % every)
             params, opt_state, losses = _la_scan(params, opt_state, stats, xq_j, yq_j, wd_j, opt=opt, v21=v21, length=k)
             history[done : done + k] = np.asarray(losses)
             _check_history(history[done : done + k], done, first, lr)
@@ -483,6 +502,8 @@ def train_linear_attention(
         final = float(_la_loss(params, stats, xq_j, yq_j, wd_j, v21))
         params = jax.tree_util.tree_map(np.asarray, params)
     _check_history(np.array([final]), steps, first, lr)
+    if record_every is not None and steps % every == 0:
+        snapshots[steps] = _la_join(params)
     settings = {
         "steps": steps,
         "lr": lr,
@@ -494,11 +515,12 @@ def train_linear_attention(
         "n": n,
         "d": d,
         "ell": ell,
+        "record_every": record_every,
         "final_loss": final,
         "seconds": time.perf_counter() - t0,
     }
     W_kq, W_pv = _la_join(params)
-    return TrainedAttention(W_kq, W_pv, history, settings)
+    return TrainedAttention(W_kq, W_pv, history, settings, snapshots)
 
 
 # the small transformers live in lib.transformers; re-exported here

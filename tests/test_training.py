@@ -214,6 +214,33 @@ def test_weighted_minimum_norm_interpolant():
     assert np.linalg.norm(model.gamma - gf) > 1e-2 * np.linalg.norm(gf)
 
 
+def test_record_every_keeps_the_path():
+    """record_every: the weights at steps 0, r, 2r, ...; the run itself is unchanged."""
+    ctx = _contexts(n=60, d=3, ell=6, seed=9)
+    plain = T.train_linear_attention(ctx, steps=50, lr=0.05, rng=3)
+    assert plain.snapshots == {} and plain.settings["record_every"] is None
+    rec = T.train_linear_attention(ctx, steps=50, lr=0.05, rng=3, record_every=20)
+    assert list(rec.snapshots) == [0, 20, 40]  # 50 is not a multiple of 20
+    assert_allclose(rec.W_kq, plain.W_kq, rtol=0, atol=0)
+    assert_allclose(rec.history, plain.history, rtol=0, atol=0)
+    W_kq0, W_pv0 = rec.snapshots[0]
+    assert W_pv0[-1, -1] == 1.0 and np.max(np.abs(W_kq0)) < 0.01  # the initialization
+    # plain gradient descent has a constant step: a shorter run ends at the snapshot
+    gd = T.train_linear_attention(ctx, steps=300, lr=0.5, rng=3, optimizer="gd", record_every=100)
+    assert list(gd.snapshots) == [0, 100, 200, 300]
+    assert_allclose(gd.snapshots[300][0], gd.W_kq, rtol=0, atol=0)
+    for s in (100, 200):
+        short = T.train_linear_attention(ctx, steps=s, lr=0.5, rng=3, optimizer="gd")
+        assert_allclose(gd.snapshots[s][0], short.W_kq, rtol=1e-12, atol=1e-14)
+        assert_allclose(gd.snapshots[s][1], short.W_pv, rtol=1e-12, atol=1e-14)
+    # longer than one compiled chunk (200 steps), and a snapshot after each step
+    long = T.train_linear_attention(ctx, steps=450, lr=0.5, rng=3, optimizer="gd", record_every=300)
+    assert list(long.snapshots) == [0, 300]
+    assert_allclose(long.snapshots[300][0], gd.W_kq, rtol=1e-12, atol=1e-14)
+    every = T.train_linear_attention(ctx, steps=3, lr=0.5, rng=3, optimizer="gd", record_every=1)
+    assert list(every.snapshots) == [0, 1, 2, 3]
+
+
 def test_same_seed_same_run():
     ctx = _contexts(n=50, d=3, ell=6, seed=8)
     a = T.train_linear_attention(ctx, steps=30, lr=0.05, rng=3)
@@ -357,6 +384,10 @@ def test_bad_input_linear_attention():
         T.train_linear_attention(3.0, steps=5, lr=0.1)
     with pytest.raises(TypeError, match="rng"):
         T.train_linear_attention(ctx, steps=5, lr=0.1, rng="seed")
+    with pytest.raises(ValueError, match="record_every"):
+        T.train_linear_attention(ctx, steps=5, lr=0.1, record_every=0)
+    with pytest.raises(TypeError, match="record_every"):
+        T.train_linear_attention(ctx, steps=5, lr=0.1, record_every=2.5)
     with pytest.raises(T.TrainingDivergedError, match="lr = 1000"):
         T.train_linear_attention(ctx, steps=500, lr=1000.0, optimizer="gd")
     model = T.train_linear_attention(ctx, steps=2, lr=0.1)
