@@ -433,3 +433,38 @@ def test_load_control_runs_accepts_a_diverged_candidate(tmp_path):
     assert loaded[0]["val_errors"] == "[1.5, Infinity, 2.0]"
     steps, loss = tr.loss_curve(loaded[0])
     assert steps.size == loss.size > 0 and np.all(np.isfinite(loss))
+
+
+def test_the_sweep_readers_have_one_address():
+    # issue 33: lib.training no longer re-exports lib.training_runs (nor the context-free
+    # error); asking it says where a name went. The names chapter 7 and
+    # scripts/make_training.py still ask lib.training for are served until they move, and
+    # this test fails as soon as one of them has no such caller left (drop it then).
+    import importlib
+    import json
+    from pathlib import Path
+
+    pytest.importorskip("jax", reason="lib.training needs the optional extra 'training' (JAX)")
+    training = importlib.import_module("lib.training")
+    assert not set(training._MOVED) & set(training.__all__)
+    assert training._STILL_SERVED <= set(training._MOVED)
+    for name, home in training._MOVED.items():
+        target = getattr(importlib.import_module(home), name)
+        if name in training._STILL_SERVED:
+            assert getattr(training, name) is target
+        else:
+            with pytest.raises(AttributeError, match=re.escape(f"lib.training.{name} has moved to {home}.{name}")):
+                getattr(training, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        training.nope
+
+    root = Path(__file__).resolve().parents[1]
+    texts = [
+        "".join(c["source"])
+        for p in sorted((root / "book").rglob("*.ipynb"))
+        for c in json.loads(p.read_text())["cells"]
+    ]
+    texts += [p.read_text() for p in sorted((root / "scripts").glob("*.py"))]
+    callers = "\n".join(texts)
+    unused = sorted(n for n in training._STILL_SERVED if not re.search(rf"\btraining\.{n}\b", callers))
+    assert not unused, f"no caller asks lib.training for {unused} any more: remove them from lib.training._STILL_SERVED"
