@@ -43,11 +43,10 @@ import numpy as np
 import lib.attention
 import lib.samplers
 import lib.training_runs
-from lib._checks import as_float_array, as_rng, check_context_arrays, check_int, check_scalar
+from lib._checks import as_float_array, as_rng, check_choice, check_context_arrays, check_int, check_scalar
 from lib._training_core import (
     _CHUNK,
     TrainingDivergedError,
-    _check_choice,
     _check_history,
     _Optimizer,
     jax,
@@ -158,7 +157,7 @@ def least_squares_gamma(contexts: Any, lam: float = 0.0, norm: str = "frobenius"
     numpy.ndarray, shape (d, d + 1)
     """
     X, y, xq, yq = _unpack_contexts(contexts)
-    _check_choice("norm", norm, ("frobenius", "weights"))
+    check_choice("norm", norm, ("frobenius", "weights"))
     d = X.shape[2]
     c = context_vectors(X, y)
     features = np.concatenate([d * c[:, :-1], c[:, -1:]], axis=1)
@@ -446,10 +445,10 @@ def train_linear_attention(
     steps = check_int("steps", steps, low=1)
     lr = check_scalar("lr", lr, low=0, low_open=True)
     wd = check_scalar("weight_decay", weight_decay, low=0)
-    optimizer = _check_choice("optimizer", optimizer, OPTIMIZERS)
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
     init_scale = check_scalar("init_scale", init_scale, low=0, low_open=True)
-    v21 = _check_choice("v21", v21, V21_MODES)
-    init = _check_choice("init", init, LA_INITS)
+    v21 = check_choice("v21", v21, V21_MODES)
+    init = check_choice("init", init, LA_INITS)
     gen = as_rng(rng)
     n, ell, d = X.shape
     D = d + 1
