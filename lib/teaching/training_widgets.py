@@ -63,7 +63,8 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     d : int
         The dimension (the sweep's alpha grid is at ``d = 8``).
     rho : float
-        Label noise of the sweep.
+        Label noise of the sweep: the runs stored at this ``rho`` are drawn, with the
+        theory at the same ``rho`` (another ``rho`` than the stored runs' is refused).
     rows : list of dict, optional
         :func:`lib.training_runs.load_runs` rows (default: the stored ``transformers`` sweep).
     ax : matplotlib.axes.Axes, optional
@@ -74,6 +75,10 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     """
     rows = lib.training_runs.load_runs("transformers") if rows is None else rows
     sel = [r for r in rows if r["teacher"] == teacher and r["d"] == d and r["width"] == 32]
+    stored = sorted({r["rho"] for r in sel})
+    sel = [r for r in sel if r["rho"] == rho]
+    if stored and not sel:  # the theory would be drawn at a rho the points do not have
+        raise ValueError(f"rho: the stored runs of {teacher!r} at d = {d} have rho in {stored}; got {rho!r}")
     if ax is None:
         fig, ax = lib.teaching.plotting.new_figure()
     else:
