@@ -421,6 +421,24 @@ def test_simulate_resolves_the_teacher_and_checks_rho_once(monkeypatch):
     assert calls == {"probe": 0, "use": 0, "rho": 1}
 
 
+def test_simulate_many_resolves_the_teacher_once():
+    # m points x draws runs of simulate, one probe of the callable (as in the test above)
+    from lib.quadrature import PROBE_GRID
+
+    probes = []
+
+    def teacher(z):
+        z = np.asarray(z)
+        if z.shape == PROBE_GRID.shape and np.array_equal(z, PROBE_GRID):
+            probes.append(1)
+        return np.tanh(z)
+
+    out = simulate_many(4, [1.0, 2.0, 3.0], 1.0, 2.0, 0.1, teacher=teacher, draws=2, rng=0, n_test=100)
+    assert np.all(np.isfinite(out.icl)) and len(probes) == 1
+    with pytest.raises(ValueError, match="teacher"):  # a bad teacher is refused before any run
+        simulate_many(4, [1.0, 2.0], 1.0, 2.0, 0.1, teacher=lambda z: np.exp(z**2), rng=0)
+
+
 def _teacher_walk(run, teacher) -> list[str]:
     """The lib modules ``teacher`` itself walks through while ``run()`` runs.
 
