@@ -121,9 +121,15 @@ def _sidecar_rows(path: Path) -> int | None:
         raise ValueError(f"{meta_path}:1: (json): the sidecar of {path.name} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("file") != path.name:
         return None  # not a record of this file
-    rows = meta.get("rows")
-    if isinstance(rows, bool) or not isinstance(rows, int):
-        return None
+    if "rows" not in meta:
+        return None  # a sidecar that records no row count
+    rows = meta["rows"]
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        # a corrupt count would switch the truncation check off (or make it say nonsense)
+        raise ValueError(
+            f"{meta_path}:1: rows: {rows!r} is not a row count (a non-negative integer); the sidecar of "
+            f"{path.name} is corrupt"
+        )
     return rows
 
 

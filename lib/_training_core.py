@@ -7,8 +7,6 @@ argument, and the chunk sizes both trainers use.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 try:  # JAX and optax are the optional extra `training` of the package (chapter 7 only)
@@ -38,12 +36,6 @@ _BLOCK_FLOATS = 1_000_000
 
 class TrainingDivergedError(ValueError):
     """The training loss became NaN or grew without bound: the step size ``lr`` is too large."""
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
-    return value
 
 
 def _diverged(name_lr: float, step: int, loss: float, first: float) -> TrainingDivergedError:

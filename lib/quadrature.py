@@ -3,10 +3,14 @@
 :func:`lib.hermite.coefficients` and the teacher moments (:mod:`lib.teachers`) integrate
 an arbitrary callable ``f`` against the standard Gaussian weight. This module holds what
 those integrals need and nothing about Hermite functions: the checked call of ``f``
-(:func:`lib._checks.check_vectorized`), the probes that refuse a function before
-integrating (non-finite values, Gaussian tails of ``f^2`` or ``f^4`` that do not decay),
-the adaptive integration over pieces of the real line, and the fixed Gauss-Hermite rule
-for smooth integrands (:func:`gauss_hermite`).
+(:func:`call_f`: :func:`lib._checks.check_vectorized` with :data:`CALL_OPTIONS`), the
+probes that refuse a function before integrating (non-finite values, Gaussian tails of
+``f^2`` or ``f^4`` that do not decay), the adaptive integration over pieces of the real
+line, and the fixed Gauss-Hermite rule for smooth integrands (:func:`gauss_hermite`).
+The probe's checks take ``f``'s values, not ``f`` (:func:`check_probe_values`,
+:func:`probe_fourth_moment`): :func:`lib.teachers.as_link` calls a teacher on
+:data:`PROBE_GRID` itself, once, so a teacher is resolved in ``lib.teachers`` and only
+its values come here.
 
 Adaptive bisection (:func:`scipy.integrate.cubature` on ``[-36, 36]`` cut at every integer
 of ``[-20, 20]``) finds kinks and jumps whose location is not known in advance; a fixed
@@ -17,6 +21,7 @@ Gauss-Hermite rule cannot (200 nodes are off by about 2e-2 for a step at 0.5), s
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 from typing import Callable
 
 import numpy as np
@@ -26,7 +31,10 @@ from lib._checks import check_int, check_vectorized
 
 __all__ = [
     "gauss_hermite",
+    "CALL_OPTIONS",
     "call_f",
+    "check_f_values",
+    "check_probe_values",
     "probe",
     "probe_fourth_moment",
     "integrate_pieces",
@@ -55,6 +63,51 @@ PROBE_GRID = _PROBE = np.unique(
 )
 
 
+#: How ``lib`` calls a user's ``f`` (the options of :func:`lib._checks.check_vectorized`):
+#: a failing call is a ``TypeError``, floating-point warnings are silenced, and non-finite
+#: values are left to :func:`check_f_values`, which says whether ``f`` grows too fast.
+CALL_OPTIONS = MappingProxyType(
+    {"call_error": TypeError, "check_finite": False, "quiet": True, "hint": " (for a constant use np.full_like(z, c))"}
+)
+
+
+def check_f_values(values: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Refuse non-finite values of a user's ``f``, naming the place (no call of ``f``).
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n,)
+        ``f(z)``, as returned by :func:`lib._checks.check_vectorized` with
+        :data:`CALL_OPTIONS` (a float array of ``z``'s shape).
+    z : numpy.ndarray, shape (n,)
+        Where ``f`` was evaluated.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        ``values``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        At the first non-finite value, saying whether ``f`` grows too fast to be
+        square-integrable (a value at ``|z| > 8`` that is infinite) or is not finite.
+    """
+    if not np.all(np.isfinite(values)):
+        i = int(np.flatnonzero(~np.isfinite(values))[0])
+        zbad, vbad = float(z[i]), float(values[i])
+        if abs(zbad) > 8.0 and not np.isnan(vbad):
+            raise ValueError(
+                f"f is not square-integrable under the standard Gaussian weight: "
+                f"f(z) = {vbad} at z = {zbad:.6g} (it grows too fast)"
+            )
+        raise ValueError(
+            f"f must return finite values for every real z and be square-integrable under "
+            f"the standard Gaussian weight; got f({zbad:.6g}) = {vbad}"
+        )
+    return values
+
+
 def call_f(f: Callable, z: np.ndarray) -> np.ndarray:
     """Evaluate the user's ``f`` on a 1-D array, checking type, shape and finiteness.
 
@@ -71,35 +124,58 @@ def call_f(f: Callable, z: np.ndarray) -> np.ndarray:
         ``f(z)`` as floats; a non-finite value raises ``ValueError`` (naming the place,
         and whether ``f`` grows too fast to be square-integrable).
     """
-    out = check_vectorized(
-        "f",
-        f,
-        z,
-        call_error=TypeError,
-        check_finite=False,
-        quiet=True,
-        hint=" (for a constant use np.full_like(z, c))",
-    )
-    if not np.all(np.isfinite(out)):
-        i = int(np.flatnonzero(~np.isfinite(out))[0])
-        zbad, vbad = float(z[i]), float(out[i])
-        if abs(zbad) > 8.0 and not np.isnan(vbad):
-            raise ValueError(
-                f"f is not square-integrable under the standard Gaussian weight: "
-                f"f(z) = {vbad} at z = {zbad:.6g} (it grows too fast)"
-            )
+    return check_f_values(check_vectorized("f", f, z, **CALL_OPTIONS), z)
+
+
+def check_probe_values(values: np.ndarray) -> np.ndarray:
+    """The probe's checks on ``f``'s values on :data:`PROBE_GRID` (no call of ``f``).
+
+    The values are finite (:func:`check_f_values`) and :math:`f^2 \\varphi` decays in
+    the tails. A caller that evaluates ``f`` itself (:func:`lib.teachers.as_link`, with
+    :func:`lib._checks.check_vectorized` and :data:`CALL_OPTIONS`) passes the values here,
+    so that only validated plain values leave it.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (1450,)
+        ``f`` on :data:`PROBE_GRID`, a float array.
+
+    Returns
+    -------
+    numpy.ndarray, shape (1450,)
+        ``values``, unchanged (pass them to :func:`probe_fourth_moment` later).
+
+    Raises
+    ------
+    ValueError
+        If a value is not finite, the shape is not the grid's, or :math:`f^2 \\varphi`
+        does not decay in the tails.
+    """
+    if np.shape(values) != _PROBE.shape:
+        raise ValueError(f"values must be f on PROBE_GRID, shape {_PROBE.shape}; got shape {np.shape(values)}")
+    fz = check_f_values(values, _PROBE)
+    with np.errstate(over="ignore", under="ignore"):
+        g = (fz * np.exp(-0.25 * _PROBE**2)) ** 2 * PHI0  # f(z)^2 phi(z)
+    if not np.all(np.isfinite(g)):  # pragma: no cover - needs |f| > 1e154 at moderate z
+        raise ValueError("f is too large: f(z)^2 overflows float64 on the probe grid")
+    tail = np.abs(_PROBE) >= _TAIL_START
+    scale = max(1.0, float(np.max(g)))
+    worst = int(np.argmax(np.where(tail, g, -1.0)))
+    if g[worst] > _TAIL_TOL * scale:
         raise ValueError(
-            f"f must return finite values for every real z and be square-integrable under "
-            f"the standard Gaussian weight; got f({zbad:.6g}) = {vbad}"
+            "f does not look square-integrable under the standard Gaussian weight: "
+            f"f(z)^2 phi(z) = {g[worst]:.3g} at z = {_PROBE[worst]:.3g} does not decay "
+            "(E[f(z)^2] must be finite, with negligible mass beyond |z| = 30)"
         )
-    return out.astype(float, copy=False)
+    return fz
 
 
 def probe(f: Callable) -> np.ndarray:
     """Cheap checks before integrating: finiteness, shape, and a decaying Gaussian tail.
 
     ``f`` is called once, on the probe grid :data:`PROBE_GRID` (1450 points of
-    ``[-36, 36]``, including ``0`` and ``+-1e-9``).
+    ``[-36, 36]``, including ``0`` and ``+-1e-9``), and its values go through
+    :func:`check_probe_values`.
 
     Parameters
     ----------
@@ -118,44 +194,29 @@ def probe(f: Callable) -> np.ndarray:
         If ``f`` fails on an array, returns the wrong shape or non-finite values, or
         :math:`f^2 \\varphi` does not decay in the tails.
     """
-    fz = call_f(f, _PROBE)
-    with np.errstate(over="ignore", under="ignore"):
-        g = (fz * np.exp(-0.25 * _PROBE**2)) ** 2 * PHI0  # f(z)^2 phi(z)
-    if not np.all(np.isfinite(g)):  # pragma: no cover - needs |f| > 1e154 at moderate z
-        raise ValueError("f is too large: f(z)^2 overflows float64 on the probe grid")
-    tail = np.abs(_PROBE) >= _TAIL_START
-    scale = max(1.0, float(np.max(g)))
-    worst = int(np.argmax(np.where(tail, g, -1.0)))
-    if g[worst] > _TAIL_TOL * scale:
-        raise ValueError(
-            "f does not look square-integrable under the standard Gaussian weight: "
-            f"f(z)^2 phi(z) = {g[worst]:.3g} at z = {_PROBE[worst]:.3g} does not decay "
-            "(E[f(z)^2] must be finite, with negligible mass beyond |z| = 30)"
-        )
-    return fz
+    return check_probe_values(check_vectorized("f", f, _PROBE, **CALL_OPTIONS))
 
 
-def probe_fourth_moment(f: Callable, values: np.ndarray | None = None) -> None:
+def probe_fourth_moment(values: np.ndarray) -> None:
     """Refuse a link whose fourth Gaussian moment diverges (the tail of f^4 phi does not decay).
 
     The equivalence theorem (chapter 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
     :math:`q = \\ell^{-1}\\sum_i y_i^2` enters the prediction, so every :math:`\\Gamma`
     that weighs it has an infinite error otherwise. Checked in log space on the probe grid,
-    with the same tail rule as :func:`probe` for :math:`f^2`.
+    with the same tail rule as :func:`probe` for :math:`f^2`, on the values the probe
+    returned (``f`` is not called).
 
     Parameters
     ----------
-    f : callable
-        The user's vectorized function ``f(z)``.
-    values : numpy.ndarray, optional
-        ``f`` on the probe grid, as returned by :func:`probe`; ``f`` is not called then.
+    values : numpy.ndarray, shape (1450,)
+        ``f`` on the probe grid, as returned by :func:`probe` or :func:`check_probe_values`.
 
     Raises
     ------
     ValueError
         If :math:`f^4 \\varphi` does not decay by ``|z| = 30``.
     """
-    fz = call_f(f, _PROBE) if values is None else values
+    fz = check_probe_values(values)
     with np.errstate(divide="ignore"):
         log_g = 4.0 * np.log(np.abs(fz)) - 0.5 * _PROBE**2  # log(f^4 phi / phi(0))
     tail = np.abs(_PROBE) >= _TAIL_START

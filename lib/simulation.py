@@ -524,6 +524,8 @@ def simulate_many(
         )
     m = lengths.pop() if lengths else 1
     grids = [np.broadcast_to(g, (m,)).copy() for g in grids]
+    # resolved once for every run (a callable probed once); None stays None: exact errors
+    teacher = None if teacher is None else as_link(teacher)
     where = f"simulate_many(d={d}, draws={draws}, {m} points)"
     # one child seed sequence (about 1 KiB) and two results per run
     check_memory(where, 1040.0 * m * draws, "draws and the number of points")

@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_choice, check_param, check_real, check_rho
+from lib._checks import check_choice, check_param, check_real, check_rho, check_vectorized
 from lib._checks import scalar_or_array as _out
 from lib.hermite import (
     LINKS,
@@ -36,7 +36,7 @@ from lib.hermite import (
     pad_coefficients,
     partial_sum,
 )
-from lib.quadrature import probe, probe_fourth_moment
+from lib.quadrature import CALL_OPTIONS, PROBE_GRID, check_probe_values, probe_fourth_moment
 
 __all__ = [
     "TeacherLike",
@@ -98,8 +98,10 @@ def as_link(teacher: TeacherLike = None) -> Link:
     teacher : None, str, Link, callable or array_like of shape (M + 1,)
         ``None`` is the linear teacher :math:`f(z) = z`; a string is a key of
         :data:`~lib.hermite.LINKS`; a ``Link`` is returned unchanged; another callable
-        ``f(z)`` is probed once (:func:`lib.quadrature.probe`: finite values of the right
-        shape, a decaying Gaussian tail of ``f^2``) and wrapped (its integrals computed
+        ``f(z)`` is probed once, here (called on :data:`lib.quadrature.PROBE_GRID`
+        through :func:`lib._checks.check_vectorized`, its values checked by
+        :func:`lib.quadrature.check_probe_values`: finite values of the right shape, a
+        decaying Gaussian tail of ``f^2``) and wrapped (its integrals computed
         numerically when needed, without probing it again); a 1-D array
         gives the coefficients :math:`a_0, \dots, a_M` of
         :math:`f = \sum_m a_m h_m` (closed-form coefficients and :math:`E f^2 = \sum_m a_m^2`).
@@ -140,8 +142,10 @@ def as_link(teacher: TeacherLike = None) -> Link:
         link = LINKS.get(teacher.strip().lower())  # the one look-up of the name
         return link if link is not None else check_choice("teacher", teacher, LINKS)
     if callable(teacher):
+        # the probe, done here: the one call of a user's f that validates it (checked by
+        # lib._checks); from then on only its values travel (to lib.quadrature's checks)
         try:
-            values = probe(teacher)
+            values = check_probe_values(check_vectorized("f", teacher, PROBE_GRID, **CALL_OPTIONS))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"teacher: {exc}") from exc
         link = Link(getattr(teacher, "__name__", "f"), teacher, r"$f$", description="a teacher given as a callable")
@@ -244,7 +248,7 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     if moments is None:
         if link._cache.get("user_callable"):
             try:
-                probe_fourth_moment(link.f, link._cache.get("probe_values"))
+                probe_fourth_moment(link._cache["probe_values"])
                 a01, ef2 = gaussian_integrals(link.f, 1, probed=True)
             except (ValueError, TypeError) as exc:  # name the argument: the teacher
                 raise type(exc)(f"teacher (the link f): {exc}") from exc

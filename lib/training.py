@@ -13,11 +13,15 @@ regression (:func:`lib.attention.fit_gamma`). This module trains networks instea
 2. re-exported from :mod:`lib.transformers`: :func:`~lib.transformers.train_transformer`
    and :func:`~lib.transformers.train_transformer_grid` (small transformers, with the
    context-free control ``attention="none"``).
-3. re-exported from :mod:`lib.training_runs` (numpy only): the probes
-   :func:`~lib.training_runs.probe_features` and :func:`~lib.training_runs.probe`, and
-   :func:`~lib.training_runs.load_runs` (the stored sweeps ``lib/data/training_*.csv`` made
-   by ``scripts/make_training.py``); and from :mod:`lib.theory.context_free`,
-   :func:`~lib.theory.context_free.context_free_error`.
+
+The stored sweeps and the probes of a trained model's predictions are in
+:mod:`lib.training_runs` (numpy only: :func:`~lib.training_runs.load_runs`,
+:func:`~lib.training_runs.summarize_runs`, :func:`~lib.training_runs.probe_features`,
+:func:`~lib.training_runs.probe`), the context-free error in :mod:`lib.theory`
+(:func:`~lib.theory.context_free.context_free_error`): each name has one address. Asking
+this module for one of them raises an ``AttributeError`` that names its address (the
+sweep readers are still served here, undocumented, until chapter 7 and
+``scripts/make_training.py`` stop asking).
 
 Linear attention runs in float64 inside a scoped ``jax.enable_x64`` (importing this module
 changes no global JAX setting), so it can be compared with ``lib``'s solvers to 1e-4 and
@@ -38,29 +42,20 @@ import numpy as np
 
 import lib.attention
 import lib.samplers
-from lib._checks import as_float_array, as_rng, check_context_arrays, check_int, check_scalar
+import lib.training_runs
+from lib._checks import as_float_array, as_rng, check_choice, check_context_arrays, check_int, check_scalar
 from lib._training_core import (
     _CHUNK,
     TrainingDivergedError,
-    _check_choice,
     _check_history,
     _Optimizer,
     jax,
     jnp,
     optax,
 )
-from lib.theory.context_free import context_free_error as context_free_error  # noqa: F401
-from lib.training_runs import (
-    DATA_DIR,
-    load_runs,
-    probe,
-    probe_features,
-    summarize_runs,
-)
 
 __all__ = [
     "ATTENTIONS",
-    "DATA_DIR",
     "OPTIMIZERS",
     "TrainedAttention",
     "TrainedTransformer",
@@ -68,11 +63,7 @@ __all__ = [
     "context_moments",
     "context_vectors",
     "least_squares_gamma",
-    "load_runs",
-    "probe",
-    "probe_features",
     "reduced_predict",
-    "summarize_runs",
     "train_linear_attention",
     "train_transformer",
     "train_transformer_grid",
@@ -166,7 +157,7 @@ def least_squares_gamma(contexts: Any, lam: float = 0.0, norm: str = "frobenius"
     numpy.ndarray, shape (d, d + 1)
     """
     X, y, xq, yq = _unpack_contexts(contexts)
-    _check_choice("norm", norm, ("frobenius", "weights"))
+    check_choice("norm", norm, ("frobenius", "weights"))
     d = X.shape[2]
     c = context_vectors(X, y)
     features = np.concatenate([d * c[:, :-1], c[:, -1:]], axis=1)
@@ -465,10 +456,10 @@ def train_linear_attention(
     steps = check_int("steps", steps, low=1)
     lr = check_scalar("lr", lr, low=0, low_open=True)
     wd = check_scalar("weight_decay", weight_decay, low=0)
-    optimizer = _check_choice("optimizer", optimizer, OPTIMIZERS)
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
     init_scale = check_scalar("init_scale", init_scale, low=0, low_open=True)
-    v21 = _check_choice("v21", v21, V21_MODES)
-    init = _check_choice("init", init, LA_INITS)
+    v21 = check_choice("v21", v21, V21_MODES)
+    init = check_choice("init", init, LA_INITS)
     if record_every is not None:
         record_every = check_int("record_every", record_every, low=1)
     gen = as_rng(rng)
@@ -532,3 +523,23 @@ from lib.transformers import (  # noqa: E402
     train_transformer_grid,
     transformer_peak_bytes,
 )
+
+#: Names that left this module (issue 33: one address per name), and where they are now:
+#: an old call gets an AttributeError that says so.
+_MOVED = {
+    **dict.fromkeys(("DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs"), "lib.training_runs"),
+    "context_free_error": "lib.theory",
+}
+#: Old addresses still served, silently and undocumented, while a caller outside ``lib``
+#: uses them (chapter 7 and ``scripts/make_training.py``, moved in their own commits): a
+#: test (``tests/test_training_runs.py``) fails once a name here has no caller left.
+_STILL_SERVED = frozenset({"load_runs", "probe", "probe_features", "summarize_runs"})
+
+
+def __getattr__(name: str) -> Any:
+    """Say where a name that left ``lib.training`` went (see ``_MOVED``)."""
+    if name in _STILL_SERVED:
+        return getattr(lib.training_runs, name)
+    if name in _MOVED:
+        raise AttributeError(f"lib.training.{name} has moved to {_MOVED[name]}.{name}")
+    raise AttributeError(f"module 'lib.training' has no attribute {name!r}")

@@ -170,7 +170,9 @@ _RUN_INT_LOW = {
     "experiment_index": 0, "config_index": 0, "d": 1, "width": 0, "layers": 1, "steps": 1, "batch": 0,
     "draw": 0, "seed": 0, "n_test": 2, "ell": 1, "n": 1,
 }  # fmt: skip
-_RUN_NONNEGATIVE = frozenset({"icl", "icl_se", "icl_ls", "icl_ls_se", "icl_wmn", "icl_wmn_se", "seconds"})
+#: The model's and the optimizer's parameters, which are never negative.
+_PARAMETERS = frozenset({"alpha", "kappa", "tau", "rho", "lr", "init_scale", "tune_alpha"})
+_RUN_NONNEGATIVE = _PARAMETERS | {"icl", "icl_se", "icl_ls", "icl_ls_se", "icl_wmn", "icl_wmn_se", "seconds"}
 #: Columns measured only for ``kind == "linear_attention"`` rows (empty in the others).
 _RUN_LA_ONLY = (
     "icl_ls", "icl_ls_se", "gamma_rel_diff", "gamma_norm", "gamma_norm_ls", "icl_wmn", "icl_wmn_se",
@@ -230,7 +232,8 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     ``scripts/make_training.py``). Integer columns (``experiment_index, config_index, d,
     width, layers, steps, batch, draw, seed, n_test, ell, n``) are read as exact Python
     ints, so a 63-bit ``seed`` reruns the same network; ``kappa`` may be ``inf``; every
-    other number must be finite (errors, standard errors and times ``>= 0``). The
+    other number must be finite (the parameters ``alpha, kappa, tau, rho, lr,
+    init_scale``, errors, standard errors and times ``>= 0``). The
     columns ``icl_ls, icl_ls_se, gamma_rel_diff, gamma_norm, gamma_norm_ls, icl_wmn,
     icl_wmn_se, gamma_rel_diff_wmn`` are measured for ``kind == "linear_attention"`` only:
     they are numbers in those rows and empty (read as None) in the others.
@@ -262,9 +265,10 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
         ``"<path>:<line>: <column>: <problem>"`` (the header is line 1). Invalid are: a
         header other than :data:`RUN_COLUMNS` or repeated, a row with a missing or an
         extra field, a last line without a line break (a file cut, possibly inside its
-        last number), fewer or more rows than the JSON sidecar records, a non-integer in
-        an integer column (``12.0``, ``1e3``), an unparsable number, NaN or an infinity
-        where a finite number is required, a negative error or time, a linear-attention
+        last number), fewer or more rows than the JSON sidecar records (or a sidecar whose
+        row count is not a non-negative integer), a non-integer in an integer column
+        (``12.0``, ``1e3``), an unparsable number, NaN or an infinity where a finite
+        number is required, a negative parameter, error or time, a linear-attention
         column filled in the wrong kind of row or left empty, and a repeated row (both
         lines are named), a text with a control character, a row of another experiment.
     """
@@ -688,9 +692,9 @@ _CTL_INT_LOW = {
     "tune_steps": 0, "draw": 0, "seed": 0, "test_seed": 0, "n_test": 2, "n_val": 1, "ell": 1, "n": 1,
     "loss_every": 1,
 }  # fmt: skip
-_CTL_NONNEGATIVE = frozenset(
-    {"val", "icl", "icl_se", "icl_cf", "icl_hand", "icl_gamma", "icl_ls", "v21_norm", "final_loss", "seconds"}
-)
+_CTL_NONNEGATIVE = _PARAMETERS | {
+    "val", "icl", "icl_se", "icl_cf", "icl_hand", "icl_gamma", "icl_ls", "v21_norm", "final_loss", "seconds",
+}  # fmt: skip
 #: Columns that may be empty (read as None): the init of a transformer, the fit_gamma
 #: baseline below d(d+1) contexts, and what only linear-attention rows measure.
 _CTL_OPTIONAL = frozenset(
@@ -726,10 +730,11 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
     hand-made in-context estimator; ``icl_gamma``: ``fit_gamma`` on as many contexts;
     ``icl_ls``: least squares on the same pretraining set, linear attention only), the
     paired differences ``diff_*`` with their test-set standard errors, and the loss curve
-    (:func:`loss_curve`). Integers are exact, ``kappa`` may be ``inf``; the columns of
-    ``init``, ``icl_gamma``, ``diff_gamma``, ``diff_gamma_se`` and the linear-attention
-    columns (``icl_ls``, ``diff_ls``, ``diff_ls_se``, ``v21_norm``, ``final_loss_ls``) may be
-    empty (None); the linear-attention columns are numbers
+    (:func:`loss_curve`). Integers are exact, ``kappa`` may be ``inf``, the parameters
+    (``alpha, kappa, tau, rho, lr, init_scale, tune_alpha``) and the errors are ``>= 0``;
+    the columns of ``init``, ``icl_gamma``, ``diff_gamma``, ``diff_gamma_se`` and the
+    linear-attention columns (``icl_ls``, ``diff_ls``, ``diff_ls_se``, ``v21_norm``,
+    ``final_loss_ls``) may be empty (None); the linear-attention columns are numbers
     exactly in the rows of kinds ``la_full`` and ``la_reduced``.
 
     Parameters

@@ -24,14 +24,13 @@ from typing import Any
 import numpy as np
 
 import lib.samplers
-from lib._checks import as_rng, check_context_arrays, check_int, check_param, check_scalar
+from lib._checks import as_rng, check_choice, check_context_arrays, check_int, check_param, check_scalar
 from lib._limits import check_memory
 from lib._training_core import (
     _BLOCK_FLOATS,
     _CHUNK,
     _DIVERGENCE_FACTOR,
     _PREDICT_CHUNK,
-    _check_choice,
     _check_history,
     _Optimizer,
     jax,
@@ -208,10 +207,10 @@ def _check_transformer_args(teacher, d, alpha, rho, kappa, layers, width, attent
     if layers > 2:
         raise ValueError(f"layers must be 1 or 2; got {layers!r}")
     width = check_int("width", width, low=2)
-    attention = _check_choice("attention", attention, ATTENTIONS)
+    attention = check_choice("attention", attention, ATTENTIONS)
     steps = check_int("steps", steps, low=1)
     batch = check_int("batch", batch, low=1)
-    sampler = _check_choice("sampler", sampler, SAMPLERS)
+    sampler = check_choice("sampler", sampler, SAMPLERS)
     if sampler == "device":
         _device_teacher(teacher)
     else:

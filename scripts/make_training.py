@@ -73,7 +73,7 @@ Training and test draw from ``numpy.random.default_rng(seed)`` and
 their JSON): the seed does not depend on the kind, so the rows of one draw pair, and the
 test set depends only on (teacher, d, alpha).
 
-Used in: chapter 7 (through ``lib.training.load_runs`` and
+Used in: chapter 7 (through ``lib.training_runs.load_runs`` and
 ``lib.training_runs.load_control_runs``).
 """
 
@@ -110,6 +110,7 @@ import optax  # noqa: E402
 
 import lib  # noqa: E402
 import lib.training  # noqa: E402
+import lib.training_runs  # noqa: E402
 
 INF = math.inf
 
@@ -519,7 +520,7 @@ def _context_free_mean(teacher: str, x_query: np.ndarray) -> np.ndarray:
 
 def _hand_features(X: np.ndarray, y: np.ndarray, xq: np.ndarray) -> np.ndarray:
     """Design of the hand-made estimator: intercept, the one-step quadratic and linear statistics, ``|x_q|^2``."""
-    p = lib.training.probe_features(X, y, xq)
+    p = lib.training_runs.probe_features(X, y, xq)
     return np.column_stack([np.ones(len(xq)), p["quadratic"], p["linear"], np.einsum("nd,nd->n", xq, xq)])
 
 
@@ -1343,7 +1344,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="EXPERIMENT",
         help=f"experiments to run (default: all): {', '.join(EXPERIMENTS)}",
     )
-    parser.add_argument("--out", type=Path, help=f"output folder (default {lib.training.DATA_DIR})")
+    parser.add_argument("--out", type=Path, help=f"output folder (default {lib.training_runs.DATA_DIR})")
     parser.add_argument("--fresh", action="store_true", help="discard existing rows instead of resuming")
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -1386,7 +1387,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown experiment(s) {bad}; available: {list(EXPERIMENTS)}")
     if args.workers is not None and args.workers < 0:
         parser.error(f"--workers must be >= 0; got {args.workers}")
-    out = args.out or lib.training.DATA_DIR
+    out = args.out or lib.training_runs.DATA_DIR
     groups = tuple(int(g) for g in args.groups.split(",")) if args.groups else None
     labels = tuple(t.strip() for t in args.labels.split(",") if t.strip()) if args.labels else None
     command = "python scripts/make_training.py" + (

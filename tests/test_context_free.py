@@ -22,11 +22,18 @@ def test_h2_closed_form(d):
     assert context_free_error("h2", d, RHO) == pytest.approx(1 + RHO - 1 / d, abs=1e-14)
 
 
-def test_reexported_from_training():
+def test_one_address():
+    # lib.theory re-exports its modules' functions; lib.training no longer does (issue 33)
+    import lib.theory
+
+    assert lib.theory.context_free_error is context_free_error
     pytest.importorskip("jax", reason="lib.training needs the optional extra 'training' (JAX)")
     from lib import training
 
-    assert training.context_free_error is context_free_error
+    with pytest.raises(
+        AttributeError, match="lib.training.context_free_error has moved to lib.theory.context_free_error"
+    ):
+        training.context_free_error
 
 
 def test_sphere_moments_by_integration():

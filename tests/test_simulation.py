@@ -419,3 +419,80 @@ def test_simulate_resolves_the_teacher_and_checks_rho_once(monkeypatch):
         calls[key] = 0
     simulate(6, 2.0, np.inf, 2.0, 0.1, teacher="relu", rng=0, n_test=500)
     assert calls == {"probe": 0, "use": 0, "rho": 1}
+
+
+def test_simulate_many_resolves_the_teacher_once():
+    # m points x draws runs of simulate, one probe of the callable (as in the test above)
+    from lib.quadrature import PROBE_GRID
+
+    probes = []
+
+    def teacher(z):
+        z = np.asarray(z)
+        if z.shape == PROBE_GRID.shape and np.array_equal(z, PROBE_GRID):
+            probes.append(1)
+        return np.tanh(z)
+
+    out = simulate_many(4, [1.0, 2.0, 3.0], 1.0, 2.0, 0.1, teacher=teacher, draws=2, rng=0, n_test=100)
+    assert np.all(np.isfinite(out.icl)) and len(probes) == 1
+    with pytest.raises(ValueError, match="teacher"):  # a bad teacher is refused before any run
+        simulate_many(4, [1.0, 2.0], 1.0, 2.0, 0.1, teacher=lambda z: np.exp(z**2), rng=0)
+
+
+def _teacher_walk(run, teacher) -> list[str]:
+    """The lib modules ``teacher`` itself walks through while ``run()`` runs.
+
+    How we count. A profile hook (:func:`sys.setprofile`) sees every Python call; a call
+    counts when one of the function's arguments *is* ``teacher`` (the object the user
+    passed, not the Link it is resolved into, nor values computed from it) and the function
+    is written in a source file of ``lib`` (so the data-class constructor of ``Link``,
+    generated code, does not count). The walk is the sequence of those calls' modules with
+    consecutive repeats merged: its length minus one is the number of module hops, and a
+    module that appears twice is a return.
+    """
+    import sys
+    from pathlib import Path
+
+    lib_dir = str(Path(simulation.__file__).resolve().parent)
+    walk: list[str] = []
+
+    def hook(frame, event, arg):
+        if event != "call" or not frame.f_code.co_filename.startswith(lib_dir):
+            return
+        code = frame.f_code
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        if any(frame.f_locals.get(n) is teacher for n in names):
+            module = frame.f_globals["__name__"]
+            if not walk or walk[-1] != module:
+                walk.append(module)
+
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        run()
+    finally:
+        sys.setprofile(previous)
+    return walk
+
+
+def test_the_teacher_walk_from_simulate_is_at_most_two_hops():
+    # Issue 33's target: one resolution of the teacher, at the public boundary, without
+    # returns (a Link given by the user is already resolved: it is what travels inward,
+    # to be used, so it is not counted here). A name stays in simulation -> teachers (as_link looks it up); a callable
+    # also reaches lib._checks, where as_link has it called once on the probe grid (the
+    # one place lib calls a user's function); after that only its Link and its probe
+    # values travel. Before this layout the callable went simulation -> teachers ->
+    # quadrature -> _checks (3 hops). A new hop makes this test fail.
+    def tanh(z):
+        return np.tanh(z)
+
+    for teacher, expected in [
+        (tanh, ["lib.simulation", "lib.teachers", "lib._checks"]),
+        ("relu", ["lib.simulation", "lib.teachers"]),
+    ]:
+        walk = _teacher_walk(lambda: simulate(4, 2.0, 1.0, 2.0, 0.1, teacher=teacher, rng=0, n_test=200), teacher)
+        assert walk == expected, (teacher, walk)
+    # the count can fail: the old route, through lib.quadrature's probe, is seen as 2 hops
+    from lib.quadrature import probe
+
+    assert _teacher_walk(lambda: probe(tanh), tanh) == ["lib.quadrature", "lib._checks"]

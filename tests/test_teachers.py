@@ -92,6 +92,7 @@ def test_as_link_refuses_what_is_not_a_teacher(teacher, exc):
         lambda f: teachers.remainder(f),
         lambda f: lib.theory.nonlinear_icl_error(f, 2.0, 1.0, 2.0, 0.1),
         lambda f: lib.theory.spectral_limits.spectral_error(2.0, f, 0.1),
+        lambda f: lib.theory.context_free.context_free_error(f, 4, 0.1),
     ],
     ids=[
         "teacher_moments",
@@ -101,6 +102,7 @@ def test_as_link_refuses_what_is_not_a_teacher(teacher, exc):
         "remainder",
         "nonlinear",
         "spectral",
+        "context_free",
     ],
 )
 def test_a_callable_teacher_is_probed_once_per_public_call(call):

@@ -1,5 +1,6 @@
 """Tests of the sweep helpers of lib.training_runs (numpy only, no JAX)."""
 
+import json
 import math
 import re
 import shutil
@@ -133,6 +134,9 @@ CORRUPT_RUNS = {
     "d as float": (_at(1, lambda s: _set(s, "d", "8.0")), 2, "d: '8.0' is not an integer"),
     "zero d": (_at(1, lambda s: _set(s, "d", "0")), 2, "d: 0 is not allowed"),
     "negative error": (_at(1, lambda s: _set(s, "icl", "-0.5")), 2, "icl: '-0.5' is negative"),
+    "negative alpha": (_at(1, lambda s: _set(s, "alpha", "-2.0")), 2, "alpha: '-2.0' is negative"),
+    "negative rho": (_at(1, lambda s: _set(s, "rho", "-0.1")), 2, "rho: '-0.1' is negative"),
+    "negative lr": (_at(1, lambda s: _set(s, "lr", "-0.003")), 2, "lr: '-0.003' is negative"),
     "empty text": (_at(1, lambda s: _set(s, "teacher", "")), 2, "teacher: empty"),
     "linear-attention column in a transformer row": (
         _at(1, lambda s: _set(s, "icl_ls", "0.5")),
@@ -217,6 +221,15 @@ def test_load_runs_bad_sidecar_and_names(tmp_path):
     (tmp_path / "training_transformers.json").write_text("{ not json")
     with pytest.raises(ValueError, match=r"training_transformers.json:1: \(json\)"):
         tr.load_runs("transformers", tmp_path)
+    # a sidecar of this file whose row count is not one: refused (it would switch off the
+    # truncation check); a sidecar without a count leaves the check to the line breaks
+    meta = json.loads((tr.DATA_DIR / "training_transformers.json").read_text())
+    for rows in ("54", 54.0, True, -1, None):
+        (tmp_path / "training_transformers.json").write_text(json.dumps({**meta, "rows": rows}))
+        with pytest.raises(ValueError, match=r"training_transformers.json:1: rows: .* is not a row count"):
+            tr.load_runs("transformers", tmp_path)
+    (tmp_path / "training_transformers.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "rows"}))
+    assert len(tr.load_runs("transformers", tmp_path)) == meta["rows"]
     with pytest.raises(ValueError, match="no file"):
         tr.load_runs("nope", tmp_path)
     with pytest.raises(ValueError, match="experiment must be"):
@@ -411,6 +424,8 @@ CORRUPT_LISTS = {
     "val_errors too short": ("val_errors", "[1.0, 2.0]", "val_errors: 2 errors for the 3 learning rates of lrs"),
     "lrs not numbers": ("lrs", "0.01,fast,0.1", "lrs: 'fast' is not a number"),
     "lr not a candidate": ("lr", "0.05", "lr: 0.05 is not one of the candidates lrs = '0.001,0.003,0.01'"),
+    "negative alpha": ("alpha", "-4.0", "alpha: '-4.0' is negative"),
+    "negative tune_alpha": ("tune_alpha", "-4.0", "tune_alpha: '-4.0' is negative"),
 }  # fmt: skip
 
 
@@ -433,3 +448,38 @@ def test_load_control_runs_accepts_a_diverged_candidate(tmp_path):
     assert loaded[0]["val_errors"] == "[1.5, Infinity, 2.0]"
     steps, loss = tr.loss_curve(loaded[0])
     assert steps.size == loss.size > 0 and np.all(np.isfinite(loss))
+
+
+def test_the_sweep_readers_have_one_address():
+    # issue 33: lib.training no longer re-exports lib.training_runs (nor the context-free
+    # error); asking it says where a name went. The names chapter 7 and
+    # scripts/make_training.py still ask lib.training for are served until they move, and
+    # this test fails as soon as one of them has no such caller left (drop it then).
+    import importlib
+    import json
+    from pathlib import Path
+
+    pytest.importorskip("jax", reason="lib.training needs the optional extra 'training' (JAX)")
+    training = importlib.import_module("lib.training")
+    assert not set(training._MOVED) & set(training.__all__)
+    assert training._STILL_SERVED <= set(training._MOVED)
+    for name, home in training._MOVED.items():
+        target = getattr(importlib.import_module(home), name)
+        if name in training._STILL_SERVED:
+            assert getattr(training, name) is target
+        else:
+            with pytest.raises(AttributeError, match=re.escape(f"lib.training.{name} has moved to {home}.{name}")):
+                getattr(training, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        training.nope
+
+    root = Path(__file__).resolve().parents[1]
+    texts = [
+        "".join(c["source"])
+        for p in sorted((root / "book").rglob("*.ipynb"))
+        for c in json.loads(p.read_text())["cells"]
+    ]
+    texts += [p.read_text() for p in sorted((root / "scripts").glob("*.py"))]
+    callers = "\n".join(texts)
+    unused = sorted(n for n in training._STILL_SERVED if not re.search(rf"\btraining\.{n}\b", callers))
+    assert not unused, f"no caller asks lib.training for {unused} any more: remove them from lib.training._STILL_SERVED"

@@ -21,7 +21,8 @@ import numpy as np
 import lib
 import lib.teaching.plotting
 import lib.theory
-import lib.training
+import lib.training  # noqa: F401 (kept: chapter 7's explorer belongs to the training extra; without JAX its import names the extra)
+import lib.training_runs
 
 __all__ = ["KIND_LABELS", "sweep_explorer", "sweep_figure"]
 
@@ -62,7 +63,8 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     d : int
         The dimension (the sweep's alpha grid is at ``d = 8``).
     rho : float
-        Label noise of the sweep.
+        Label noise of the sweep: the runs stored at this ``rho`` are drawn, with the
+        theory at the same ``rho`` (another ``rho`` than the stored runs' is refused).
     rows : list of dict, optional
         :func:`lib.training_runs.load_runs` rows (default: the stored ``transformers`` sweep).
     ax : matplotlib.axes.Axes, optional
@@ -71,8 +73,12 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     -------
     matplotlib.figure.Figure
     """
-    rows = lib.training.load_runs("transformers") if rows is None else rows
+    rows = lib.training_runs.load_runs("transformers") if rows is None else rows
     sel = [r for r in rows if r["teacher"] == teacher and r["d"] == d and r["width"] == 32]
+    stored = sorted({r["rho"] for r in sel})
+    sel = [r for r in sel if r["rho"] == rho]
+    if stored and not sel:  # the theory would be drawn at a rho the points do not have
+        raise ValueError(f"rho: the stored runs of {teacher!r} at d = {d} have rho in {stored}; got {rho!r}")
     if ax is None:
         fig, ax = lib.teaching.plotting.new_figure()
     else:
@@ -90,7 +96,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
         label=r"spectral learner, $d \to \infty$",
     )
     for kind in ("softmax", "linear"):
-        s = lib.training.summarize_runs([r for r in sel if r["kind"] == kind], ("alpha",))
+        s = lib.training_runs.summarize_runs([r for r in sel if r["kind"] == kind], ("alpha",))
         if s:
             a = np.array([g["alpha"] for g in s])
             lib.teaching.plotting.sim_points(
@@ -112,7 +118,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
 
 def sweep_explorer(teacher: str = "h2", d: int = 8, rho: float = 0.1) -> widgets.Widget:
     """Redraw :func:`sweep_figure` for the teacher and dimension chosen in drop-downs."""
-    rows = lib.training.load_runs("transformers")
+    rows = lib.training_runs.load_runs("transformers")
     teachers = sorted({r["teacher"] for r in rows}) or [teacher]
     dims = sorted({int(r["d"]) for r in rows if r["width"] == 32}) or [d]
 

@@ -59,7 +59,7 @@ from scipy import integrate, special, stats
 
 from lib._checks import check_choice, check_int, check_scalar
 from lib.hermite import LINKS
-from lib.quadrature import call_f, probe
+from lib.quadrature import call_f
 from lib.teachers import as_link, teacher_moments
 
 __all__ = ["context_free_error", "CONTEXT_FREE_QUAD_ATOL", "sphere_moment"]
@@ -238,12 +238,7 @@ def context_free_error(teacher: Any, d: int, rho: float, *, method: str = "auto"
     d = check_int("d", d, low=2)
     rho = check_scalar("rho", rho, low=0.0)
     check_choice("method", method, ("auto", "quadrature"))
-    link = as_link(teacher)
-    if link._cache.get("user_callable"):
-        try:
-            probe(link.f)
-        except (ValueError, TypeError) as exc:  # name the argument: the teacher
-            raise type(exc)(f"teacher (the link f): {exc}") from exc
+    link = as_link(teacher)  # a user's callable is probed there, once
     ef2 = teacher_moments(link)[2]
     if method == "auto":
         if link is LINKS["relu"]:

@@ -167,3 +167,31 @@ def test_stored_sweep_figure_has_plain_separate_tick_labels():
     assert not _overlapping_tick_labels(fig)
     texts = [t.get_text() for t in fig.axes[0].get_xticklabels(which="both") if t.get_text()]
     assert "10" in texts and not any("times" in t for t in texts)  # no 2 x 10^0 labels
+
+
+def test_stored_sweep_figure_draws_the_theory_at_the_runs_rho():
+    # issue 33: the figure drew the theory at any rho, next to runs stored at rho = 0.1
+    pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
+    import matplotlib.pyplot as plt
+
+    from lib.teaching import training_widgets
+
+    rows = [dict(r) for r in training_widgets.lib.training_runs.load_runs("transformers")]
+    with pytest.raises(ValueError, match=r"rho: the stored runs of 'h2' at d = 8 have rho in \[0.1\]; got 0.5"):
+        training_widgets.sweep_figure("h2", 8, 0.5, rows)
+    for r in rows[:3]:  # runs at two rho: only those at the rho asked for are drawn
+        r["rho"] = 0.5
+    at = {rho: training_widgets.sweep_figure("h2", 8, rho, rows) for rho in (0.1, 0.5)}
+    drawn = {
+        rho: sum(len(line.get_xdata()) for line in fig.axes[0].lines if line.get_marker() in ("o", "s"))
+        for rho, fig in at.items()
+    }
+    plt.close("all")
+    groups = {
+        rho: {
+            (r["kind"], r["alpha"]) for r in rows if (r["teacher"], r["d"], r["width"], r["rho"]) == ("h2", 8, 32, rho)
+        }
+        for rho in (0.1, 0.5)
+    }
+    assert len(groups[0.5]) == 3 and len(groups[0.1]) > 3  # one point per (kind, alpha) at each rho
+    assert drawn == {rho: len(g) for rho, g in groups.items()}
