@@ -170,6 +170,38 @@ async function run() {
                         over: Math.round(Math.max(r.right - right, left - r.left))});
     }
   }
+  // an inline formula on one line and the punctuation glued to it (no space between) on
+  // the next: a line that starts with "," or ")." (or one that ends with the "(" before
+  // a formula); book.js keeps them together (span.math-nowrap)
+  const broken = [];
+  const charBox = (node, i) => { const rg = document.createRange();
+    rg.setStart(node, i); rg.setEnd(node, i + 1); return rg.getClientRects()[0]; };
+  const textNear = (box, forward) => {
+    const block = box.closest('p, li, dd, dt, td, th, caption, figcaption, div') || art;
+    const walk = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    walk.currentNode = box;
+    for (let n = forward ? walk.nextNode() : walk.previousNode(); n;
+         n = forward ? walk.nextNode() : walk.previousNode()) {
+      if (box.contains(n) || n.parentElement.closest('mjx-container')) continue;
+      if (n.data.length) return n;
+    }
+    return null;
+  };
+  for (const box of art.querySelectorAll('mjx-container:not([display="true"])')) {
+    const r = box.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const next = textNear(box, true), prev = textNear(box, false);
+    if (next && /^[,.;:!?)\]]/.test(next.data)) {
+      const c = charBox(next, 0);
+      if (c && c.width && c.left < r.right - 1 && c.top > r.top + 1)
+        broken.push('line starts with "' + next.data.slice(0, 12) + '" after ' + label(box));
+    }
+    if (prev && /[(\[]$/.test(prev.data)) {
+      const c = charBox(prev, prev.data.length - 1);
+      if (c && c.width && c.right > r.left + 1 && c.bottom < r.bottom - 1)
+        broken.push('line ends with "' + prev.data.slice(-12) + '" before ' + label(box));
+    }
+  }
   const page = document.documentElement.scrollWidth - window.innerWidth;
   if (page > 1) found.push({what: 'page', where: 'the whole page scrolls sideways',
                             width: document.documentElement.scrollWidth, over: page,
@@ -223,7 +255,7 @@ async function run() {
   const result = {
     mathjax: !!(window.MathJax && MathJax.version), mathjaxVersion: window.MathJax && MathJax.version,
     hasMath, typeset: art.querySelectorAll('mjx-container').length, bookJs,
-    raw, errors, images, found, scaled, figs, unlinked, badAlt, badges,
+    raw, errors, images, found, scaled, figs, unlinked, badAlt, badges, broken,
     proofs: art.querySelectorAll(PROOF_KINDS.map(k => 'div.' + k).join(', ')).length,
     exercises: art.querySelectorAll('div.exercise').length,
     widgetViews: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"], .jupyter-widgets').length,
@@ -423,6 +455,17 @@ def test_phone_width(report):
         pytest.fail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found, pytrace=False)
     if found:
         pytest.xfail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found)
+
+
+def test_no_line_starts_with_the_punctuation_after_a_formula(report):
+    # MathJax's inline formulas are inline blocks, which a line may break around: a
+    # line began with the "," or ")." after a formula (book.js glues them together)
+    _check(
+        report,
+        "punctuation separated from its formula by a line break",
+        lambda r: r.get("broken"),
+        (WIDE, PHONE),
+    )
 
 
 def test_figures_open_at_full_size(report):
