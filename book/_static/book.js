@@ -13,7 +13,8 @@
 //   its own box with the same cue.
 //
 // - inline formulas: kept on one line with the punctuation that follows them (no line
-//   starts with the "," after a formula), and "x ± se" never breaks, see below;
+//   starts with the "," after a formula), and "x ± se" breaks nowhere (in a table
+//   cell only before "±"), see below;
 //
 // - print: closed dropdowns (hidden code, solutions) print open (with book.css);
 //
@@ -345,10 +346,13 @@
 
   // ---- "x ± se": one line --------------------------------------------------------
   // An estimate and its standard error ("0.12 ± 0.05", "+1.2 ± 0.3 %", as
-  // lib.teaching.tables.plus_minus writes them) never break: the spaces around "±" (and
-  // before a unit "%" after it) become non-breaking. The text comes with plain spaces:
-  // an {eval} value shows a non-breaking space escaped ("\xa0").
+  // lib.teaching.tables.plus_minus writes them) are not broken at any of their spaces:
+  // the spaces become non-breaking ("±" and the error, and a unit "%" after it, always;
+  // "x" and "±" too, except in a table cell, where a table too wide for the column at
+  // 1280 px may set "± se" under "x", and nowhere else). The text comes with plain
+  // spaces: an {eval} value shows a non-breaking space escaped ("\xa0").
   var PM = /(\S) \u00b1 (\S+)( %)?/g;
+  var PM_UNIT = /(\u00b1\S*\d) %/g;
   function gluePlusMinus(root) {
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     var texts = [];
@@ -359,9 +363,10 @@
       }
     }
     texts.forEach(function (t) {
+      var gap = t.parentElement.closest("td, th") ? " " : "\u00a0";
       t.data = t.data.replace(PM, function (m, a, b, unit) {
-        return a + "\u00a0\u00b1\u00a0" + b + (unit ? "\u00a0%" : "");
-      });
+        return a + gap + "\u00b1\u00a0" + b + (unit ? "\u00a0%" : "");
+      }).replace(PM_UNIT, "$1\u00a0%");
     });
   }
 

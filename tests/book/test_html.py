@@ -202,6 +202,22 @@ async function run() {
         broken.push('line ends with "' + prev.data.slice(-12) + '" before ' + label(box));
     }
   }
+  // "x ± se %" broken over two lines: nowhere in the prose, in a table cell only
+  // before "±" (a table too wide for the column sets "± se" under "x")
+  const pmWalk = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);
+  for (let n = pmWalk.nextNode(); n; n = pmWalk.nextNode()) {
+    if (n.data.indexOf('\u00b1') < 0 || n.parentElement.closest('pre, code, script, mjx-container'))
+      continue;
+    const pm = /[-+\u2212]?\d[\d.,]*\s*(\u00b1\s*\d[\d.,]*(?:\s*%)?)/g;
+    const cell = !!n.parentElement.closest('td, th');
+    for (let m; (m = pm.exec(n.data)) !== null;) {
+      const rg = document.createRange(), from = cell ? m[0].indexOf('\u00b1') : 0;
+      rg.setStart(n, m.index + from); rg.setEnd(n, m.index + m[0].length);
+      const tops = [...rg.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top));
+      if (tops.length && Math.max(...tops) - Math.min(...tops) > 2)
+        broken.push('"' + m[0] + '" broken over two lines in ' + label(n.parentElement));
+    }
+  }
   const page = document.documentElement.scrollWidth - window.innerWidth;
   if (page > 1) found.push({what: 'page', where: 'the whole page scrolls sideways',
                             width: document.documentElement.scrollWidth, over: page,
@@ -459,10 +475,12 @@ def test_phone_width(report):
 
 def test_no_line_starts_with_the_punctuation_after_a_formula(report):
     # MathJax's inline formulas are inline blocks, which a line may break around: a
-    # line began with the "," or ")." after a formula (book.js glues them together)
+    # line began with the "," or ")." after a formula (book.js glues them together);
+    # and "x ± se" table cells wrapped at 1280 px (book.js joins them with no-break
+    # spaces)
     _check(
         report,
-        "punctuation separated from its formula by a line break",
+        "punctuation separated from its formula, or x ± se, by a line break",
         lambda r: r.get("broken"),
         (WIDE, PHONE),
     )

@@ -173,6 +173,47 @@ def test_search_snippets_for_api_objects_and_not_code(query):
         assert not _console_errors(driver)
 
 
+def _cut_mid_word(snippet: str, texts: list[str]) -> bool:
+    """Whether a snippet ("...text...") starts or ends inside a word of the page text
+    it was cut from (it is looked up in every page's text: True if no occurrence starts
+    and ends at word boundaries)."""
+    body = snippet.strip()
+    body = body[3:] if body.startswith("...") else body
+    body = body[:-3] if body.endswith("...") else body
+    body = body.strip()
+    if not body:
+        return False
+    for text in texts:
+        at = text.find(body)
+        while at >= 0:
+            end = at + len(body)
+            if (at == 0 or text[at - 1].isspace()) and (end == len(text) or text[end].isspace()):
+                return False
+            at = text.find(body, at + 1)
+    return True
+
+
+@pytest.mark.html
+@pytest.mark.parametrize("query", ["glossary", "ridge", "teacher"])
+def test_search_snippets_cut_at_word_boundaries(query):
+    # Sphinx cuts a snippet 120 characters before the keyword, wherever that falls: the
+    # glossary's began mid-word ("...rm of the"); book-search.js moves the cut to spaces
+    _skip_without_browser_or_book()
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(browser.serve(HTML))
+        driver = stack.enter_context(browser.chromium(WIDE))
+        driver.set_script_timeout(60)
+        driver.get(f"{base}search.html?q={query}")
+        found = driver.execute_async_script(SEARCH_JS)
+        assert not found.get("fatal"), found
+        texts = [page["text"] for page in driver.execute_script("return Object.values(window.BOOK_SEARCH_TEXT || {})")]
+        assert texts, "the page texts of book-search-text.js did not load"
+        snippets = [r["snippet"] for r in found["results"] if not r["object"] and r["snippet"].strip()]
+        assert snippets, (query, found)
+        cut = [s[:60] + " ... " + s[-40:] for s in snippets if _cut_mid_word(s, texts)]
+        assert not cut, f"{query}: snippets cut inside a word:\n" + "\n".join(cut)
+
+
 # ---- legends (matplotlib; no browser) --------------------------------------------------
 def _legend_box(fig, ax):
     fig.canvas.draw()
