@@ -9,8 +9,8 @@
 // - inline formulas wider than their line: set smaller, down to INLINE_FLOOR (75 %),
 //   and only then scroll inside their own span, with the same cue;
 // - code names in tables get break opportunities after "." and "_" (<wbr>), so that
-//   a narrow column wraps them; a table still wider than the column scrolls inside
-//   its own box with the same cue.
+//   a narrow column wraps them; a table wider than the column gets narrower cell
+//   padding, and if it is still too wide it scrolls inside its own box with the same cue.
 //
 // - inline formulas: kept on one line with the punctuation that follows them (no line
 //   starts with the "," after a formula), and "x ± se" breaks nowhere (in a table
@@ -167,6 +167,11 @@
       });
   }
 
+  function compactTable(box, on) {
+    var table = box.querySelector("table");
+    if (table) table.classList.toggle("table-compact", on);
+  }
+
   // ---- figures on a narrow screen ---------------------------------------------------
   // A figure is drawn at the width of the text column at 1280 px (its natural size).
   // Shrunk to a phone's column it shows at ~52 % of that, tick labels ~6 CSS px. On a
@@ -301,11 +306,16 @@
     // 1. undo
     tables.forEach(function (t) {
       if (t[0].classList.contains("scroll-frame")) setScrollCue(t[0], t[1], false);
+      compactTable(t[1], false);
     });
     displays.forEach(resetDisplay);
     inlines.forEach(resetInline);
     // 2. measure
     var wideTables = tables.filter(function (t) { return overflows(t[1]); });
+    // a table too wide first gets narrower cell padding (its columns of "x ± se" cells
+    // then fit the 1280-px column), and only scrolls if it still does not fit
+    wideTables.forEach(function (t) { compactTable(t[1], true); });
+    wideTables = wideTables.filter(function (t) { return overflows(t[1]); });
     var wideDisplays = displays.filter(displayTooWide);
     var wideInlines = inlines.filter(inlineTooWide);
     // 3. fit
