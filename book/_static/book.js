@@ -368,7 +368,8 @@
     var texts = [];
     while (walker.nextNode()) {
       var t = walker.currentNode;
-      if (t.data.indexOf("\u00b1") >= 0 && !t.parentElement.closest("pre, code, script")) {
+      if (t.data.indexOf("\u00b1") >= 0 &&
+          !t.parentElement.closest("pre, code, script, .math, mjx-container")) {
         texts.push(t);
       }
     }
