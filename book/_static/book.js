@@ -354,30 +354,35 @@
     }
   }
 
-  // ---- "x ± se": one line --------------------------------------------------------
+  // ---- "x ± se" and "2.2 %": one line -----------------------------------------------
   // An estimate and its standard error ("0.12 ± 0.05", "+1.2 ± 0.3 %", as
   // lib.teaching.tables.plus_minus writes them) are not broken at any of their spaces:
-  // the spaces become non-breaking ("±" and the error, and a unit "%" after it, always;
-  // "x" and "±" too, except in a table cell, where a table too wide for the column at
-  // 1280 px may set "± se" under "x", and nowhere else). The text comes with plain
-  // spaces: an {eval} value shows a non-breaking space escaped ("\xa0").
-  var PM = /(\S) \u00b1 (\S+)( %)?/g;
-  var PM_UNIT = /(\u00b1\S*\d) %/g;
+  // the spaces become non-breaking ("±" and the error always; "x" and "±" too, except
+  // in a table cell, where a table too wide for the column at 1280 px may set "± se"
+  // under "x", and nowhere else). So does the space between a number and "%", also
+  // where the number is an {eval} value and " %" the text after it. The text comes with
+  // plain spaces: an {eval} value shows a non-breaking space escaped ("\xa0").
+  var PM = /(\S) \u00b1 (\S+)/g;
+  var PERCENT = /(\d) %/g;
   function gluePlusMinus(root) {
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     var texts = [];
     while (walker.nextNode()) {
       var t = walker.currentNode;
-      if (t.data.indexOf("\u00b1") >= 0 &&
-          !t.parentElement.closest("pre, code, script, .math, mjx-container")) {
+      if (t.data && !t.parentElement.closest("pre, code, script, .math, mjx-container")) {
         texts.push(t);
       }
     }
-    texts.forEach(function (t) {
+    texts.forEach(function (t, i) {
+      if (t.data.indexOf("\u00b1") < 0 && t.data.indexOf("%") < 0) return;
       var gap = t.parentElement.closest("td, th") ? " " : "\u00a0";
-      t.data = t.data.replace(PM, function (m, a, b, unit) {
-        return a + gap + "\u00b1\u00a0" + b + (unit ? "\u00a0%" : "");
-      }).replace(PM_UNIT, "$1\u00a0%");
+      var data = t.data.replace(PM, function (m, a, b) {
+        return a + gap + "\u00b1\u00a0" + b;
+      }).replace(PERCENT, "$1\u00a0%");
+      if (i && /^ %/.test(data) && /\d$/.test(texts[i - 1].data)) {
+        data = "\u00a0" + data.slice(1);
+      }
+      if (data !== t.data) t.data = data;
     });
   }
 

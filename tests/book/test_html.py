@@ -218,6 +218,24 @@ async function run() {
         broken.push('"' + m[0] + '" broken over two lines in ' + label(n.parentElement));
     }
   }
+  // a line that starts with the "%" after a number ("±2.2" an {eval} value, " %" the
+  // text after it, or both in one text)
+  const pctWalk = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);
+  let before = null;
+  for (let n = pctWalk.nextNode(); n; n = pctWalk.nextNode()) {
+    if (!n.data || n.parentElement.closest('pre, code, script, mjx-container')) continue;
+    const pairs = [];
+    for (const m of n.data.matchAll(/\d(\s)%/g)) pairs.push([n, m.index, n, m.index + 2]);
+    const lead = /^\s%/.exec(n.data);
+    if (lead && before && /\d$/.test(before.data))
+      pairs.push([before, before.data.length - 1, n, 1]);
+    for (const [a, i, b, j] of pairs) {
+      const p = charBox(a, i), q = charBox(b, j);
+      if (p && q && p.width && q.width && q.top > p.bottom - 2)
+        broken.push('line starts with "%" after a number in ' + label(b.parentElement));
+    }
+    before = n;
+  }
   const page = document.documentElement.scrollWidth - window.innerWidth;
   if (page > 1) found.push({what: 'page', where: 'the whole page scrolls sideways',
                             width: document.documentElement.scrollWidth, over: page,
