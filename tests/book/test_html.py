@@ -11,8 +11,10 @@ MathJax and for the book's script (``book/_static/book.js``), and checks: no raw
 left, no MathJax error, every image loaded, every figure a link to its image file, no
 console error, the theorem/exercise blocks of the source present, every figure with alt
 text (not a file path), the phone's zoom badge outside the image (so over no tick label),
-figures at >= 79 % of their natural size at 390 px, and that nothing is wider than the
-text column:
+figures at >= 79 % of their natural size at 390 px, no line broken between an inline
+formula and the punctuation glued to it (a line starting with its "," or ")."), inside
+"x ± se" (in a table cell only before "±") or before the "%" after a number, and that
+nothing is wider than the text column:
 
 - at 1280 px nothing at all: no display equation, inline formula, table, code line or
   other element wider than the column, and no formula that ``book.js`` had to set

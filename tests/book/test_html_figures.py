@@ -8,7 +8,9 @@
   that the usual place leaves free (no browser needed);
 - the print-only title of every page has no TeX ("\\Gam" in 2.1; html);
 - search hits on the API reference's objects have a snippet, and no snippet is the
-  source of a code cell (html).
+  source of a code cell (html); snippets start and end at word boundaries (html);
+- a printed page (DevTools' printToPDF) shows its hidden code cells and closed
+  solutions, not their titles alone (html).
 
 The browser tests reuse the helpers of tests/book/test_html.py (the built book at
 ``BOOK_HTML``, default ``_build/html``; ``BOOK_PAGES`` to check only some pages).
