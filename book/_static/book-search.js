@@ -62,6 +62,48 @@
     return page.text;
   };
 
+  // Sphinx cuts a snippet at 120 characters before the last keyword it finds, 240 long,
+  // wherever that falls: the glossary's started mid-word ("...rm of the ..."). For the
+  // stored texts the snippet is cut the same way, then moved to word boundaries: its
+  // start to just after a space (forward, so that the keyword stays in it; backward to
+  // the space before if the keyword is in the first word), its end to just before one.
+  var makeSummary = Search.makeSearchSummary;
+  function wordStart(text, start, hit) {
+    if (start <= 0 || /\s/.test(text.charAt(start - 1))) return start;
+    var forward = text.slice(start, hit).search(/\s/);
+    if (forward >= 0) return start + forward + 1;
+    var back = text.slice(0, start).search(/\s\S*$/);
+    return back >= 0 ? back + 1 : 0;
+  }
+  function wordEnd(text, end, after) {
+    if (end >= text.length || /\s/.test(text.charAt(end))) return end;
+    var back = text.slice(after, end).search(/\s\S*$/);
+    if (back >= 0) return after + back;
+    var forward = text.slice(end).search(/\s/);
+    return forward >= 0 ? end + forward : text.length;
+  }
+  Search.makeSearchSummary = function (html, keywords, anchor) {
+    if (typeof html !== "string" || html.indexOf(MARK) !== 0) {
+      return makeSummary.apply(this, arguments);
+    }
+    var text = Search.htmlToText(html, anchor);
+    if (text === "") return null;
+    var lower = text.toLowerCase();
+    var hit = -1, word = "";
+    Array.prototype.forEach.call(keywords, function (k) {
+      var i = lower.indexOf(String(k).toLowerCase());
+      if (i > -1) { hit = i; word = String(k); }
+    });
+    if (hit < 0) hit = 0;
+    var start = wordStart(text, Math.max(hit - 120, 0), hit);
+    var end = wordEnd(text, Math.min(start + 240, text.length), hit + word.length);
+    var summary = document.createElement("p");
+    summary.classList.add("context");
+    summary.textContent = (start > 0 ? "..." : "") + text.slice(start, end).trim() +
+      (end < text.length ? "..." : "");
+    return summary;
+  };
+
   // snippets for the API reference's objects (Sphinx shows only their description)
   function objectSnippet(li) {
     if (li.querySelector("p.context") || !li.querySelector(":scope > span")) return;

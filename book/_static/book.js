@@ -9,8 +9,14 @@
 // - inline formulas wider than their line: set smaller, down to INLINE_FLOOR (75 %),
 //   and only then scroll inside their own span, with the same cue;
 // - code names in tables get break opportunities after "." and "_" (<wbr>), so that
-//   a narrow column wraps them; a table still wider than the column scrolls inside
-//   its own box with the same cue.
+//   a narrow column wraps them; a table wider than the column gets narrower cell
+//   padding, and if it is still too wide it scrolls inside its own box with the same cue.
+//
+// - inline formulas: kept on one line with the punctuation that follows them (no line
+//   starts with the "," after a formula), and "x ± se" breaks nowhere (in a table
+//   cell only before "±"), see below;
+//
+// - print: closed dropdowns (hidden code, solutions) print open (with book.css);
 //
 // - figures: on a phone, shown at 80 % of their natural size (not ~52 %) in a box that
 //   scrolls sideways with the same cue, see "figures on a narrow screen" below;
@@ -161,6 +167,11 @@
       });
   }
 
+  function compactTable(box, on) {
+    var table = box.querySelector("table");
+    if (table) table.classList.toggle("table-compact", on);
+  }
+
   // ---- figures on a narrow screen ---------------------------------------------------
   // A figure is drawn at the width of the text column at 1280 px (its natural size).
   // Shrunk to a phone's column it shows at ~52 % of that, tick labels ~6 CSS px. On a
@@ -262,15 +273,21 @@
     }
   }
 
+  // a formula with the punctuation glued to it (span.math-nowrap, below) needs room
+  // for both on one line
+  function inlineWidth(box) {
+    return widthOf(box.closest("span.math-nowrap") || box);
+  }
+
   function inlineTooWide(box) {
     var room = lineRoom(box);
-    return room > 0 && widthOf(box) > room + 1;
+    return room > 0 && inlineWidth(box) > room + 1;
   }
 
   // set smaller, down to INLINE_FLOOR; what still does not fit scrolls inside its own
   // span (wrapped in a span.inline-frame that carries the cue)
   function fitInline(box) {
-    var fits = shrink(box, INLINE_FLOOR, function () { return widthOf(box); },
+    var fits = shrink(box, INLINE_FLOOR, function () { return inlineWidth(box); },
       function () { return lineRoom(box); });
     var span = box.parentElement;
     if (fits || !span.classList.contains("math")) return;
@@ -289,11 +306,16 @@
     // 1. undo
     tables.forEach(function (t) {
       if (t[0].classList.contains("scroll-frame")) setScrollCue(t[0], t[1], false);
+      compactTable(t[1], false);
     });
     displays.forEach(resetDisplay);
     inlines.forEach(resetInline);
     // 2. measure
     var wideTables = tables.filter(function (t) { return overflows(t[1]); });
+    // a table too wide first gets narrower cell padding (its columns of "x ± se" cells
+    // then fit the 1280-px column), and only scrolls if it still does not fit
+    wideTables.forEach(function (t) { compactTable(t[1], true); });
+    wideTables = wideTables.filter(function (t) { return overflows(t[1]); });
     var wideDisplays = displays.filter(displayTooWide);
     var wideInlines = inlines.filter(inlineTooWide);
     // 3. fit
@@ -301,6 +323,67 @@
     wideInlines.forEach(fitInline);
     wideTables.forEach(function (t) { setScrollCue(t[0], t[1], true); });
     figureBoxes(root).forEach(fitFigure);
+  }
+
+  // ---- formulas and the text that sticks to them -----------------------------------
+  // MathJax sets an inline formula as an inline-block, and the browser may break a line
+  // on either side of one: a line could start with the "," or ")." that follows a
+  // formula, or end with the "(" before it. After typesetting, each inline formula and
+  // the text glued to it (no space between) go into one span.math-nowrap (book.css:
+  // white-space: nowrap), so that they stay on one line. Only the text up to the next
+  // space is taken after it, and only opening brackets and quotes before it.
+  var AFTER = /^[^\s\u00a0]+/;
+  var BEFORE = /[(\[{\u2018\u201c"']+$/;
+  function glueFormula(box) {
+    var math = box.parentElement;
+    var el = math && math.classList.contains("math") && math.childElementCount === 1 ?
+      math : box;
+    if (!el.parentElement || el.parentElement.classList.contains("math-nowrap")) return;
+    var next = el.nextSibling, prev = el.previousSibling;
+    var after = next && next.nodeType === Node.TEXT_NODE ? AFTER.exec(next.data) : null;
+    var before = prev && prev.nodeType === Node.TEXT_NODE ? BEFORE.exec(prev.data) : null;
+    if (!after && !before) return;
+    var span = document.createElement("span");
+    span.className = "math-nowrap";
+    el.parentNode.insertBefore(span, el);
+    if (before) span.appendChild(prev.splitText(before.index));
+    span.appendChild(el);
+    if (after) {
+      next.splitText(after[0].length);
+      span.appendChild(next);
+    }
+  }
+
+  // ---- "x ± se" and "2.2 %": one line -----------------------------------------------
+  // An estimate and its standard error ("0.12 ± 0.05", "+1.2 ± 0.3 %", as
+  // lib.teaching.tables.plus_minus writes them) are not broken at any of their spaces:
+  // the spaces become non-breaking ("±" and the error always; "x" and "±" too, except
+  // in a table cell, where a table too wide for the column at 1280 px may set "± se"
+  // under "x", and nowhere else). So does the space between a number and "%", also
+  // where the number is an {eval} value and " %" the text after it. The text comes with
+  // plain spaces: an {eval} value shows a non-breaking space escaped ("\xa0").
+  var PM = /(\S) \u00b1 (\S+)/g;
+  var PERCENT = /(\d) %/g;
+  function gluePlusMinus(root) {
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    var texts = [];
+    while (walker.nextNode()) {
+      var t = walker.currentNode;
+      if (t.data && !t.parentElement.closest("pre, code, script, .math, mjx-container")) {
+        texts.push(t);
+      }
+    }
+    texts.forEach(function (t, i) {
+      if (t.data.indexOf("\u00b1") < 0 && t.data.indexOf("%") < 0) return;
+      var gap = t.parentElement.closest("td, th") ? " " : "\u00a0";
+      var data = t.data.replace(PM, function (m, a, b) {
+        return a + gap + "\u00b1\u00a0" + b;
+      }).replace(PERCENT, "$1\u00a0%");
+      if (i && /^ %/.test(data) && /\d$/.test(texts[i - 1].data)) {
+        data = "\u00a0" + data.slice(1);
+      }
+      if (data !== t.data) t.data = data;
+    });
   }
 
   // ---- driver -----------------------------------------------------------------------
@@ -473,6 +556,21 @@
   }
   document.addEventListener("click", onSidebarToggle, true);
 
+  // ---- print: closed dropdowns open ------------------------------------------------
+  // Printed, a closed <details> (a hidden code cell, a {dropdown}) showed its title only.
+  // book.css opens them in print; here they are also opened for the print (so that the
+  // page is laid out with them open) and closed again afterwards.
+  var openedForPrint = [];
+  window.addEventListener("beforeprint", function () {
+    openedForPrint = Array.prototype.slice.call(
+      article().querySelectorAll("details:not([open])"));
+    openedForPrint.forEach(function (d) { d.open = true; });
+  });
+  window.addEventListener("afterprint", function () {
+    openedForPrint.forEach(function (d) { d.open = false; });
+    openedForPrint = [];
+  });
+
   function start() {
     article().querySelectorAll("div.highlight pre").forEach(wrapCodeLines);
     article().querySelectorAll("table code").forEach(addBreaks);
@@ -481,7 +579,12 @@
     var mj = window.MathJax;
     var typeset = mj && mj.startup && mj.startup.promise ? mj.startup.promise : null;
     var fonts = document.fonts ? document.fonts.ready : null;
-    Promise.all([typeset, fonts]).then(fitAll, fitAll);
+    gluePlusMinus(article());
+    var glue = function () {
+      article().querySelectorAll('mjx-container:not([display="true"])')
+        .forEach(glueFormula);
+    };
+    Promise.all([typeset, fonts]).then(function () { glue(); fitAll(); }, fitAll);
     if (document.fonts) document.fonts.addEventListener("loadingdone", later);
     window.addEventListener("resize", later);
     // a dropdown opened (details, or a sphinx-togglebutton solution): measure again

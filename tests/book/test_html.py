@@ -11,8 +11,10 @@ MathJax and for the book's script (``book/_static/book.js``), and checks: no raw
 left, no MathJax error, every image loaded, every figure a link to its image file, no
 console error, the theorem/exercise blocks of the source present, every figure with alt
 text (not a file path), the phone's zoom badge outside the image (so over no tick label),
-figures at >= 79 % of their natural size at 390 px, and that nothing is wider than the
-text column:
+figures at >= 79 % of their natural size at 390 px, no line broken between an inline
+formula and the punctuation glued to it (a line starting with its "," or ")."), inside
+"x ± se" (in a table cell only before "±") or before the "%" after a number, and that
+nothing is wider than the text column:
 
 - at 1280 px nothing at all: no display equation, inline formula, table, code line or
   other element wider than the column, and no formula that ``book.js`` had to set
@@ -170,6 +172,72 @@ async function run() {
                         over: Math.round(Math.max(r.right - right, left - r.left))});
     }
   }
+  // an inline formula on one line and the punctuation glued to it (no space between) on
+  // the next: a line that starts with "," or ")." (or one that ends with the "(" before
+  // a formula); book.js keeps them together (span.math-nowrap)
+  const broken = [];
+  const charBox = (node, i) => { const rg = document.createRange();
+    rg.setStart(node, i); rg.setEnd(node, i + 1); return rg.getClientRects()[0]; };
+  const textNear = (box, forward) => {
+    const block = box.closest('p, li, dd, dt, td, th, caption, figcaption, div') || art;
+    const walk = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    walk.currentNode = box;
+    for (let n = forward ? walk.nextNode() : walk.previousNode(); n;
+         n = forward ? walk.nextNode() : walk.previousNode()) {
+      if (box.contains(n) || n.parentElement.closest('mjx-container')) continue;
+      if (n.data.length) return n;
+    }
+    return null;
+  };
+  for (const box of art.querySelectorAll('mjx-container:not([display="true"])')) {
+    const r = box.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const next = textNear(box, true), prev = textNear(box, false);
+    if (next && /^[,.;:!?)\]]/.test(next.data)) {
+      const c = charBox(next, 0);
+      if (c && c.width && c.left < r.right - 1 && c.top > r.top + 1)
+        broken.push('line starts with "' + next.data.slice(0, 12) + '" after ' + label(box));
+    }
+    if (prev && /[(\[]$/.test(prev.data)) {
+      const c = charBox(prev, prev.data.length - 1);
+      if (c && c.width && c.right > r.left + 1 && c.bottom < r.bottom - 1)
+        broken.push('line ends with "' + prev.data.slice(-12) + '" before ' + label(box));
+    }
+  }
+  // "x ± se %" broken over two lines: nowhere in the prose, in a table cell only
+  // before "±" (a table too wide for the column sets "± se" under "x")
+  const pmWalk = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);
+  for (let n = pmWalk.nextNode(); n; n = pmWalk.nextNode()) {
+    if (n.data.indexOf('\u00b1') < 0 || n.parentElement.closest('pre, code, script, mjx-container'))
+      continue;
+    const pm = /[-+\u2212]?\d[\d.,]*\s*(\u00b1\s*\d[\d.,]*(?:\s*%)?)/g;
+    const cell = !!n.parentElement.closest('td, th');
+    for (let m; (m = pm.exec(n.data)) !== null;) {
+      const rg = document.createRange(), from = cell ? m[0].indexOf('\u00b1') : 0;
+      rg.setStart(n, m.index + from); rg.setEnd(n, m.index + m[0].length);
+      const tops = [...rg.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top));
+      if (tops.length && Math.max(...tops) - Math.min(...tops) > 2)
+        broken.push('"' + m[0] + '" broken over two lines in ' + label(n.parentElement));
+    }
+  }
+  // a line that starts with the "%" after a number ("±2.2" an {eval} value, " %" the
+  // text after it, or both in one text)
+  const pctWalk = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);
+  let before = null;
+  for (let n = pctWalk.nextNode(); n; n = pctWalk.nextNode()) {
+    if (!n.data || n.parentElement.closest('pre, code, script, mjx-container')) continue;
+    const pairs = [];
+    for (const m of n.data.matchAll(/\d(\s)%/g)) pairs.push([n, m.index, n, m.index + 2]);
+    const lead = /^\s%/.exec(n.data);
+    if (lead && before && /\d$/.test(before.data))
+      pairs.push([before, before.data.length - 1, n, 1]);
+    for (const [a, i, b, j] of pairs) {
+      const p = charBox(a, i), q = charBox(b, j);
+      if (p && q && p.width && q.width && q.top > p.bottom - 2)
+        broken.push('line starts with "%" after a number in ' + label(b.parentElement));
+    }
+    before = n;
+  }
   const page = document.documentElement.scrollWidth - window.innerWidth;
   if (page > 1) found.push({what: 'page', where: 'the whole page scrolls sideways',
                             width: document.documentElement.scrollWidth, over: page,
@@ -223,7 +291,7 @@ async function run() {
   const result = {
     mathjax: !!(window.MathJax && MathJax.version), mathjaxVersion: window.MathJax && MathJax.version,
     hasMath, typeset: art.querySelectorAll('mjx-container').length, bookJs,
-    raw, errors, images, found, scaled, figs, unlinked, badAlt, badges,
+    raw, errors, images, found, scaled, figs, unlinked, badAlt, badges, broken,
     proofs: art.querySelectorAll(PROOF_KINDS.map(k => 'div.' + k).join(', ')).length,
     exercises: art.querySelectorAll('div.exercise').length,
     widgetViews: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"], .jupyter-widgets').length,
@@ -423,6 +491,19 @@ def test_phone_width(report):
         pytest.fail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found, pytrace=False)
     if found:
         pytest.xfail(f"wider than the column at {PHONE}px (see overflow.txt):\n" + found)
+
+
+def test_no_line_starts_with_the_punctuation_after_a_formula(report):
+    # MathJax's inline formulas are inline blocks, which a line may break around: a
+    # line began with the "," or ")." after a formula (book.js glues them together);
+    # and "x ± se" table cells wrapped at 1280 px (book.js joins them with no-break
+    # spaces)
+    _check(
+        report,
+        "punctuation separated from its formula, or x ± se, by a line break",
+        lambda r: r.get("broken"),
+        (WIDE, PHONE),
+    )
 
 
 def test_figures_open_at_full_size(report):

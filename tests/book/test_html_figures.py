@@ -8,7 +8,9 @@
   that the usual place leaves free (no browser needed);
 - the print-only title of every page has no TeX ("\\Gam" in 2.1; html);
 - search hits on the API reference's objects have a snippet, and no snippet is the
-  source of a code cell (html).
+  source of a code cell (html); snippets start and end at word boundaries (html);
+- a printed page (DevTools' printToPDF) shows its hidden code cells and closed
+  solutions, not their titles alone (html).
 
 The browser tests reuse the helpers of tests/book/test_html.py (the built book at
 ``BOOK_HTML``, default ``_build/html``; ``BOOK_PAGES`` to check only some pages).
@@ -146,6 +148,66 @@ def test_print_titles_have_no_tex():
     assert not bad, f"print titles with TeX: {bad}"
 
 
+# What a print must show of a page's closed dropdowns: the first line of every hidden
+# code cell (<details>) and the longest text run outside formulas of every closed
+# solution (sphinx-togglebutton), as the page has them before printing.
+CLOSED_JS = r"""
+const done = arguments[arguments.length - 1];
+(async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await new Promise(r => setTimeout(r, 500));
+  const art = document.querySelector('article.bd-article');
+  const code = [...art.querySelectorAll('details:not([open]) pre')]
+    .map(p => p.textContent.split('\n')[0].trim()).filter(t => t.length >= 8);
+  const solutions = [...art.querySelectorAll('.toggle-hidden')].map(sol => {
+    const walk = document.createTreeWalker(sol, NodeFilter.SHOW_TEXT);
+    let best = '';
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      if (n.parentElement.closest('mjx-container, .admonition-title, button')) continue;
+      const t = n.data.replace(/\s+/g, ' ').trim();
+      if (t.length > best.length) best = t;
+    }
+    return best;
+  }).filter(t => t.length >= 12);
+  done({code, solutions});
+})();
+"""
+
+
+@pytest.mark.html
+def test_print_opens_closed_dropdowns():
+    # Ctrl+P printed a hidden code cell as its "Show code cell source" title: the page's
+    # <details> open for the print (book.js), and their content is not left at the
+    # opacity 0 of myst-nb's fade-in (book.css); sphinx-togglebutton opens the solutions.
+    # DevTools' Page.printToPDF prints as chromium --print-to-pdf and Ctrl+P do.
+    import base64
+    import io
+    import unicodedata
+
+    import pypdf
+
+    _skip_without_browser_or_book()
+    page = "book/appendix/random_matrices.html"
+    if not (HTML / page).is_file():
+        pytest.skip(f"no {page} in the built book")
+    # PDF text has its own spacing and ligatures ("ﬁ")
+    squash = lambda text: re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))  # noqa: E731
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(browser.serve(HTML))
+        driver = stack.enter_context(browser.chromium(WIDE))
+        driver.set_script_timeout(60)
+        driver.get(base + page)
+        closed = driver.execute_async_script(CLOSED_JS)
+        assert closed["code"] and closed["solutions"], closed
+        pdf = driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
+        reader = pypdf.PdfReader(io.BytesIO(base64.b64decode(pdf["data"])))
+        text = squash(" ".join(p.extract_text() for p in reader.pages))
+        missing = [t for t in closed["code"] + closed["solutions"] if squash(t) not in text]
+        assert not missing, f"closed dropdowns not in the print of {page}: {missing}"
+        # and the page is as it was after printing
+        assert driver.execute_async_script(CLOSED_JS) == closed
+
+
 # a line of Python source (an attribute call on a name, a keyword argument with a
 # string) or a TeX command: what a snippet cut from a code cell looked like
 _CODE = re.compile(r"\b[a-z_]\w*\.\w+\(|\w+=r?[\"']|\\[A-Za-z]{2,}")
@@ -171,6 +233,47 @@ def test_search_snippets_for_api_objects_and_not_code(query):
         if query == "new_figure":
             assert any(r["object"] for r in results), results
         assert not _console_errors(driver)
+
+
+def _cut_mid_word(snippet: str, texts: list[str]) -> bool:
+    """Whether a snippet ("...text...") starts or ends inside a word of the page text
+    it was cut from (it is looked up in every page's text: True if no occurrence starts
+    and ends at word boundaries)."""
+    body = snippet.strip()
+    body = body[3:] if body.startswith("...") else body
+    body = body[:-3] if body.endswith("...") else body
+    body = body.strip()
+    if not body:
+        return False
+    for text in texts:
+        at = text.find(body)
+        while at >= 0:
+            end = at + len(body)
+            if (at == 0 or text[at - 1].isspace()) and (end == len(text) or text[end].isspace()):
+                return False
+            at = text.find(body, at + 1)
+    return True
+
+
+@pytest.mark.html
+@pytest.mark.parametrize("query", ["glossary", "ridge", "teacher"])
+def test_search_snippets_cut_at_word_boundaries(query):
+    # Sphinx cuts a snippet 120 characters before the keyword, wherever that falls: the
+    # glossary's began mid-word ("...rm of the"); book-search.js moves the cut to spaces
+    _skip_without_browser_or_book()
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(browser.serve(HTML))
+        driver = stack.enter_context(browser.chromium(WIDE))
+        driver.set_script_timeout(60)
+        driver.get(f"{base}search.html?q={query}")
+        found = driver.execute_async_script(SEARCH_JS)
+        assert not found.get("fatal"), found
+        texts = [page["text"] for page in driver.execute_script("return Object.values(window.BOOK_SEARCH_TEXT || {})")]
+        assert texts, "the page texts of book-search-text.js did not load"
+        snippets = [r["snippet"] for r in found["results"] if not r["object"] and r["snippet"].strip()]
+        assert snippets, (query, found)
+        cut = [s[:60] + " ... " + s[-40:] for s in snippets if _cut_mid_word(s, texts)]
+        assert not cut, f"{query}: snippets cut inside a word:\n" + "\n".join(cut)
 
 
 # ---- legends (matplotlib; no browser) --------------------------------------------------
