@@ -533,7 +533,7 @@ _MOVED = {
 #: Old addresses still served, silently and undocumented, while a caller outside ``lib``
 #: uses them (chapter 7 and ``scripts/make_training.py``, moved in their own commits): a
 #: test (``tests/test_training_runs.py``) fails once a name here has no caller left.
-_STILL_SERVED = frozenset({"load_runs", "probe", "probe_features", "summarize_runs"})
+_STILL_SERVED: frozenset[str] = frozenset()
 
 
 def __getattr__(name: str) -> Any:
