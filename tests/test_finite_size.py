@@ -991,3 +991,18 @@ def test_paired_limits_agrees_with_gap_for_on_a_stored_table():
     assert r.gap_fit == g.fit and r.gap_fit.dof == r.gap["d"].size - 2 >= 1
     assert all(r.fits[v] == f[v].fit for v in f)
     assert_allclose(r.t, fs.t_quantile(r.gap["draws"]))
+
+
+def test_cg_iterations_reads_the_method_column():
+    its = finite_size.cg_iterations(finite_size.table("stretched"))
+    assert its.shape == finite_size.table("stretched")["d"].shape
+    assert np.nanmin(its) >= 1 and np.isnan(its).any() and not np.isnan(its).all()
+    rows = [{"method": "matfree (7 CG iterations)"}, {"method": "dense"}, {"method": "matfree"}]
+    assert_allclose(finite_size.cg_iterations(rows), [7, np.nan, np.nan])
+    for bad in ("matfree (x CG iterations)", "lbfgs", "matfree (7 iterations)"):
+        with pytest.raises(ValueError, match="method of row 0"):
+            finite_size.cg_iterations({"method": np.array([bad])})
+    with pytest.raises(TypeError, match="rows_or_table"):
+        finite_size.cg_iterations(3)
+    with pytest.raises(ValueError, match="no column 'method'"):
+        finite_size.cg_iterations({"d": np.array([1])})

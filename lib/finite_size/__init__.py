@@ -3,7 +3,7 @@
 Three modules, re-exported here so that ``lib.finite_size.<name>`` reaches all of them:
 
 - :mod:`lib.finite_size.data`   the CSV tables in ``lib/data/`` (``load``, ``table``,
-  ``summarize``, ``gap``);
+  ``summarize``, ``gap``, ``cg_iterations``);
 - :mod:`lib.finite_size.fits`   weighted least-squares fits of ``e(d) = e_inf + c/d**b``
   (``extrapolate``, ``fit``, ``extrapolate_quadratic``);
 - :mod:`lib.finite_size.study`  the analysis helpers of chapter 3 (``fits_for``,
@@ -11,7 +11,7 @@ Three modules, re-exported here so that ``lib.finite_size.<name>`` reaches all o
 """
 
 from lib.finite_size import data, fits, study
-from lib.finite_size.data import COLUMNS, DATA_DIR, available_experiments, gap, load, summarize, table
+from lib.finite_size.data import COLUMNS, DATA_DIR, available_experiments, cg_iterations, gap, load, summarize, table
 from lib.finite_size.fits import (
     B_BOUNDS,
     MAX_CONDITION,

@@ -43,7 +43,7 @@ import numpy as np
 from .. import _csvfile
 from .._checks import check_choice
 
-__all__ = ["COLUMNS", "DATA_DIR", "available_experiments", "load", "table", "summarize", "gap"]
+__all__ = ["COLUMNS", "DATA_DIR", "available_experiments", "load", "table", "summarize", "gap", "cg_iterations"]
 
 #: The package's data folder ``lib/data``, found through :mod:`importlib.resources`, so it
 #: is the same for an editable install, a regular ``pip install`` and a source checkout.
@@ -438,3 +438,56 @@ def gap(
         se.append(diffs.std(ddof=1) / math.sqrt(diffs.size) if diffs.size > 1 else pairs[int(d)][0][1])
         draws.append(diffs.size)
     return {"d": dims, "gap": np.array(mean), "gap_se": np.array(se), "draws": np.array(draws, dtype=np.int64)}
+
+
+def cg_iterations(rows_or_table: Any) -> np.ndarray:
+    """The conjugate-gradient iteration count of each row's fit, read from ``method``.
+
+    Parameters
+    ----------
+    rows_or_table : list of dict or dict of arrays
+        Rows from :func:`load`, or a :func:`table`.
+
+    Returns
+    -------
+    numpy.ndarray
+        One float per row: the count recorded in ``"matfree (158 CG iterations)"``, or
+        ``nan`` for a direct solver (``dense``, ``dual``) and for older ``matfree`` rows
+        that did not record it.
+
+    Raises
+    ------
+    ValueError
+        If a ``method`` entry is none of these forms.
+
+    Examples
+    --------
+    >>> cg_iterations({"method": np.array(["dual", "matfree (34 CG iterations)"])})
+    array([nan, 34.])
+    """
+    if isinstance(rows_or_table, Mapping):
+        if "method" not in rows_or_table:
+            raise ValueError("rows_or_table has no column 'method'")
+        methods = list(rows_or_table["method"])
+    elif isinstance(rows_or_table, Iterable) and not isinstance(rows_or_table, (str, bytes)):
+        rows = list(rows_or_table)
+        if not all(isinstance(r, Mapping) and "method" in r for r in rows):
+            raise ValueError("rows_or_table must be rows (dicts) that each have a 'method'")
+        methods = [r["method"] for r in rows]
+    else:
+        raise TypeError(
+            f"rows_or_table must be a list of row dicts or a dict of columns; got {type(rows_or_table).__name__}"
+        )
+    out = np.full(len(methods), np.nan)
+    for i, m in enumerate(methods):
+        m = str(m)
+        if m in ("dense", "dual", "matfree"):
+            continue
+        head, _, rest = m.partition(" (")
+        count = rest.removesuffix(" CG iterations)")
+        if head != "matfree" or not count.isdigit() or count == rest:
+            raise ValueError(
+                f"method of row {i} must be 'dense', 'dual', 'matfree' or 'matfree (N CG iterations)'; got {m!r}"
+            )
+        out[i] = int(count)
+    return out
