@@ -15,6 +15,7 @@ pytest.importorskip("optax", reason=_NO_JAX)
 import jax.numpy as jnp  # noqa: E402
 
 import lib.training as T  # noqa: E402
+import lib.training_runs as TR  # noqa: E402
 import lib.transformers as TF  # noqa: E402
 
 
@@ -432,7 +433,7 @@ def test_bad_input_transformer():
 
 def test_probe_recovers_an_exact_combination():
     ctx = _contexts(n=200, d=4, ell=12, teacher="h2", seed=12)
-    f = T.probe_features(ctx.X, ctx.y, ctx.x_query)
+    f = TR.probe_features(ctx.X, ctx.y, ctx.x_query)
     # the quadratic feature written out: x_q^T M x_q with M = (1/ell) sum_i y_i (d x_i x_i^T - I)
     M = (
         np.einsum("nl,nli,nlj->nij", ctx.y, ctx.X, ctx.X) * 4 / 12
@@ -440,16 +441,16 @@ def test_probe_recovers_an_exact_combination():
     )
     assert_allclose(f["quadratic"], np.einsum("ni,nij,nj->n", ctx.x_query, M, ctx.x_query), rtol=1e-10)
     pred = 0.5 + 2.0 * f["quadratic"] - 0.3 * f["linear"]
-    fit = T.probe(pred, f, ("quadratic", "linear"))
+    fit = TR.probe(pred, f, ("quadratic", "linear"))
     assert_allclose(fit["coef"], [0.5, 2.0, -0.3], atol=1e-10)
     assert fit["r2"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="names"):
-        T.probe(pred, f, ("cubic",))
+        TR.probe(pred, f, ("cubic",))
 
 
 def test_load_runs():
     with pytest.raises(ValueError, match="no-such"):
-        T.load_runs("no-such")
+        TR.load_runs("no-such")
 
 
 # ----------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 A lambda given as an argument of a case is shown by its code
 (``lambda t: np.maximum(t, 0.0)``), not as ``<lambda>``; and a library function that a
 reader's function calls instead of replacing it is named through the module the lab's
-reference names it by (``lib.training.probe_features``, although it is defined in
-``lib.training_runs``).
+reference names it by (e.g. ``lib.finite_size.summarize``, although it is defined in
+``lib.finite_size.data``).
 """
 
 from __future__ import annotations
