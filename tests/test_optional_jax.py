@@ -48,9 +48,7 @@ INSTALL = 'pip install -c constraints.txt ".[training]"'
 
 def _pins() -> str:
     """``jax==X jaxlib==Y optax==Z`` as constraints.txt pins them."""
-    pins = dict(
-        line.split("==") for line in (ROOT / "constraints.txt").read_text().splitlines() if "==" in line
-    )
+    pins = dict(line.split("==") for line in (ROOT / "constraints.txt").read_text().splitlines() if "==" in line)
     return " ".join(f"{name}=={pins[name]}" for name in ("jax", "jaxlib", "optax"))
 
 
