@@ -21,7 +21,7 @@ except ImportError as err:  # pragma: no cover - exercised by tests/test_optiona
         "lib.training and lib.transformers (chapter 7) need JAX and optax, which are not installed "
         f"({err}). Install the package's extra 'training': in the package's folder (the one with "
         'pyproject.toml and constraints.txt), pip install -c constraints.txt ".[training]" '
-        '(students: ".[lab,training]", as the page \'Working as a student\' says), '
+        "(students: \".[lab,training]\", as the page 'Working as a student' says), "
         "or pip install jax==0.10.2 jaxlib==0.10.2 optax==0.2.8. "
         "Chapters 1-6 and the rest of lib run without them."
     ) from err
