@@ -14,10 +14,16 @@ try:  # JAX and optax are the optional extra `training` of the package (chapter 
     import jax.numpy as jnp
     import optax
 except ImportError as err:  # pragma: no cover - exercised by tests/test_optional_jax.py
+    # the package is not on PyPI: the commands install from its folder (the one with
+    # pyproject.toml: a clone, or the package/ a student is handed), or pin JAX and optax
+    # as constraints.txt does (tests/test_optional_jax.py checks the pins)
     raise ImportError(
         "lib.training and lib.transformers (chapter 7) need JAX and optax, which are not installed "
-        f"({err}); install the package's extra: pip install 'icl-nonlinear-book[training]' "
-        "(or pip install jax jaxlib optax). Chapters 1-6 and the rest of lib run without them."
+        f"({err}). Install the package's extra 'training': in the package's folder (the one with "
+        'pyproject.toml and constraints.txt), pip install -c constraints.txt ".[training]" '
+        "(students: \".[lab,training]\", as the page 'Working as a student' says), "
+        "or pip install jax==0.10.2 jaxlib==0.10.2 optax==0.2.8. "
+        "Chapters 1-6 and the rest of lib run without them."
     ) from err
 
 

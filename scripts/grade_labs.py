@@ -23,7 +23,10 @@ The run status names the cells that went wrong: for each cell that raised, its n
 (counting every cell of the notebook from 1), its first source line and the error (type
 and first line of the message), e.g. ``cell 9 (undefined_name + 1) raised NameError:
 name 'undefined_name' is not defined``; for a notebook that ran out of time or killed
-its kernel, the cell that was running. Which labs a notebook has is
+its kernel, the cell that was running; when that is a lab's check, the lab and the
+student's cell that defines the function it checks (``timed out after 600 s in the check
+of lab doubling (cell 5 (...)), which calls your function double from cell 4 (def
+double(x):)``). Which labs a notebook has is
 read from its ``lib_labs`` metadata (written by ``make student``) or, failing that,
 from the ``labs.check`` calls in its code. A passed lab earns ``--points`` points
 (default 1); every other verdict earns none.
@@ -33,7 +36,9 @@ Written to ``--out`` (default ``_build/grades``):
 - ``grades.csv``: one row per student, notebook and lab (student, notebook, run,
   lab, verdict, failing_cases, points, max_points, detail);
 - ``grades.md`` and ``grades.html``: a table per notebook, one row per student (run
-  status, each lab's verdict, points), and each student's total;
+  status, each lab's verdict, points), and each student's total; a ``FAIL`` shows its
+  first failing case, with the cause (``FAIL (4 cases): case 1 of 4 (...): your function
+  raised ValueError: ... (in my_effective_noise, line 18 ...)``);
 - ``executed/<student>/<notebook>``: the executed copies, to see what a student saw.
 
 The student is the name of the folder that holds the notebook
@@ -51,6 +56,7 @@ container or a throwaway account.
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import html
 import json
@@ -209,6 +215,46 @@ def raised_cells(nb: nbformat.NotebookNode) -> list[str]:
     return out
 
 
+def _checked_function(source: str) -> str | None:
+    """The name of the function a cell's ``check(f, ..., name=...)`` call checks, if any."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called == "check":
+                return node.args[0].id
+    return None
+
+
+def running_where(nb: nbformat.NotebookNode, index: int) -> str:
+    """Where a run stopped: ``in cell <k> (<first line>)``; for a lab's check cell, the
+    lab and the cell that defines the student's function it calls (the check runs it):
+    ``in the check of lab <lab> (cell <k> (...)), which calls your function <f> from cell
+    <j> (def <f>(...):)``. The kernel does not say which line of that function was running.
+    """
+    cell = nb.cells[index]
+    where = f"in {describe_cell(nb, index)}"
+    labs_checked = make_student.lab_names(nbformat.v4.new_notebook(cells=[cell])) if cell.cell_type == "code" else []
+    function = _checked_function(cell.source) if labs_checked else None
+    if not labs_checked:
+        return where
+    where = f"in the check of lab {labs_checked[0]} ({describe_cell(nb, index)})"
+    for j in range(index - 1, -1, -1):
+        before = nb.cells[j]
+        if before.cell_type != "code" or function is None:
+            continue
+        try:
+            defined = make_student.defined_names(before.source)
+        except SyntaxError:
+            continue
+        if function in defined:
+            return f"{where}, which calls your function {function} from {describe_cell(nb, j)}"
+    return where
+
+
 def run_notebook(
     nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3", record: Path | None = None
 ) -> str:
@@ -248,7 +294,7 @@ def run_notebook(
         env[RECORD_ENV] = str(record)
 
     def stopped(what: str) -> str:  # the cell that was running, and the cells that raised before it
-        where = f" in {describe_cell(nb, running['index'])}" if "index" in running else ""
+        where = f" {running_where(nb, running['index'])}" if "index" in running else ""
         return "; ".join([what + where] + raised_cells(nb))
 
     try:
@@ -354,8 +400,14 @@ def write_csv(subs: list[Submission], path: Path, per_lab: float) -> None:
 
 
 def _cell(r: LabResult) -> str:
+    """A lab's verdict as the reports show it: a failure with its first failing case
+    (e.g. ``FAIL (4 cases): case 1 of 4 (...): your function raised ValueError: ...``)."""
     if r.verdict == "FAIL":
-        return f"FAIL ({r.failing_cases} case{'s' if r.failing_cases != 1 else ''})"
+        cause = _first_line(r.detail, 240)
+        head = f"FAIL ({r.failing_cases} case{'s' if r.failing_cases != 1 else ''})"
+        return f"{head}: {cause}" if cause else head
+    if r.verdict == "LAB ERROR" and _first_line(r.detail):
+        return f"LAB ERROR: {_first_line(r.detail, 240)}"
     if r.verdict == NOT_ACCEPTED:
         match = _CALLS.search(r.detail)
         return f"{NOT_ACCEPTED} (calls {match.group(1)})" if match else NOT_ACCEPTED

@@ -15,8 +15,9 @@ shows; the MyST directives (theorems, definitions, exercises, admonitions, figur
 math, code) turned into plain Markdown (a bold title and the body as a quotation, a
 figure as an image with its caption); ``{ref}``, ``{numref}``, ``{prf:ref}``,
 ``{eq}`` and ``{doc}`` turned into links to the page of the HTML book, with the number
-or title the book shows; ``{cite:t}``/``{cite:p}`` into author-year text linked to the
-bibliography; ``{term}``, ``{index}`` into their text. Code cells are unchanged.
+or title the book shows; ``{cite:t}``/``{cite:p}`` into author-year text, each reference
+linked to its entry of the bibliography page (found there by its title: the page's
+anchors are numbers, not keys); ``{term}``, ``{index}`` into their text. Code cells are unchanged.
 
 The HTML book's address comes from ``repository.url`` in ``_config.yml`` (the single
 source of addresses): ``https://github.com/OWNER/REPO`` is published at
@@ -34,6 +35,7 @@ import html
 import re
 import shutil
 import sys
+import unicodedata
 from pathlib import Path
 
 import nbformat
@@ -83,6 +85,8 @@ _OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:.-]+)\
 _OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*)$")
 _ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}`(?P<text>[^`]*)`")
 _LABEL_LINE = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
+#: The HTML book's bibliography page.
+BIBLIOGRAPHY = "book/bibliography.html"
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
 
@@ -139,11 +143,53 @@ def cite_texts(bib: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _plain(text: str) -> str:
+    """Lower-case letters and digits only (accents, LaTeX commands and braces dropped)."""
+    text = re.sub(r"\\[a-zA-Z]+", "", text)
+    text = unicodedata.normalize("NFKD", html.unescape(text))
+    return "".join(c for c in text.lower() if c.isalnum() and c.isascii())
+
+
+def bib_anchors(bibliography: Path, bib: Path) -> dict[str, str]:
+    """bibtex key -> the ``id`` of its entry on the HTML book's bibliography page.
+
+    sphinxcontrib-bibtex numbers the entries (``id="id11"``), not by key, and the numbers
+    change with the citations; so each entry of ``references.bib`` is found on the built
+    page (``bibliography``) by its title. A key whose title is not there is left out
+    (its citations link to the page).
+    """
+    from pybtex.database import parse_file
+
+    if not bibliography.is_file():
+        return {}
+    page = bibliography.read_text(encoding="utf-8", errors="replace")
+    entries = [
+        (m.group(1), _plain(re.sub(r"<[^>]+>", " ", m.group(2))))
+        for m in re.finditer(r'<div class="citation" id="([^"]+)"[^>]*>(.*?)</div>', page, re.S)
+    ]
+    out = {}
+    for key, entry in parse_file(str(bib)).entries.items():
+        title = _plain(entry.fields.get("title", ""))
+        found = [(anchor, text) for anchor, text in entries if title and title in text]
+        # a title may recur (a journal article and its conference version; an entry
+        # whose note names another's title): the year and the venue decide, then the
+        # entry that starts with the title (after the authors) rather than quoting it
+        for field in ("year", "journal", "booktitle", "eprint"):
+            value = _plain(entry.fields.get(field, ""))
+            narrowed = [(a, t) for a, t in found if value and value in t]
+            if narrowed:
+                found = narrowed
+        if found:
+            out[key] = min(found, key=lambda at: at[1].index(title))[0]
+    return out
+
+
 class Portable:
     """Turns one chapter's Markdown into portable Markdown."""
 
-    def __init__(self, base: str, ids: dict, cites: dict, docname: str):
+    def __init__(self, base: str, ids: dict, cites: dict, docname: str, bib_ids: dict | None = None):
         self.base, self.ids, self.cites, self.docname = base, ids, cites, docname
+        self.bib_ids = bib_ids or {}  # bibtex key -> its anchor on the bibliography page
 
     def page_url(self, doc: str) -> str:
         return self.base + doc + ".html"
@@ -172,12 +218,13 @@ class Portable:
         if name.startswith("cite"):
             keys = [k.strip() for k in target.split(",")]
             parts = []
-            for key in keys:
+            for key in keys:  # each reference links to its entry in the bibliography
                 who, year = self.cites.get(key, (key, ""))
-                parts.append(f"{who} ({year})" if name == "cite:t" else f"{who}, {year}")
+                shown = f"{who} ({year})" if name == "cite:t" else f"{who}, {year}"
+                anchor = self.bib_ids.get(key)
+                parts.append(f"[{shown}]({self.base}{BIBLIOGRAPHY}" + (f"#{anchor})" if anchor else ")"))
             body = "; ".join(parts)
-            body = body if name == "cite:t" else f"({body})"
-            return f"[{body}]({self.base}book/bibliography.html)"
+            return body if name == "cite:t" else f"({body})"
         if name == "math":
             return f"${text}$"
         if name in ("term", "index", "abbr", "sub", "sup", "kbd", "guilabel", "eval-recorded"):
@@ -312,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = page[: -len(".html")]
         ids[f"doc:{doc}"] = (page, html.unescape(title.group(1)).strip() if title else doc)
     cites = cite_texts(root / "references.bib")
+    bib_ids = bib_anchors(html_dir / BIBLIOGRAPHY, root / "references.bib")
     if out.exists():
         shutil.rmtree(out)
     count = 0
@@ -327,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         except make_student.StudentEditionError as err:
             print(f"make_portable: {err}", file=sys.stderr)
             return 2
-        converter = Portable(base, ids, cites, docname)
+        converter = Portable(base, ids, cites, docname, bib_ids)
         for edition, nb in (("instructor", done), ("student", student)):
             target = out / edition / rel.relative_to("book")
             target.parent.mkdir(parents=True, exist_ok=True)

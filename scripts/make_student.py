@@ -19,6 +19,11 @@ makes the student edition from the same sources:
      ``% end instructor-only`` line, both MyST comments, so the instructor edition
      shows the passage and no marker (used where a page tells readers of the full book
      about launch buttons, ``make lab`` or a clone, which the student edition lacks);
+   - the setup cell (``scripts/sync_notebooks.py``), which in the instructor edition
+     installs the package from the repository where ``lib`` is missing (Colab), installs
+     nothing: where ``lib`` is missing it stops with the install command of the page
+     "Working as a student" (``book/student.md``: the ``package/`` folder handed out,
+     with ``constraints.txt``);
    - a hidden cell after the setup cell calls ``labs.set_student_mode()``, so the
      notebook carries its edition: in any Jupyter the lab checks print their verdict
      (``NOT ATTEMPTED``, one ``FAIL`` line per wrong case) and never stop Run All
@@ -31,7 +36,8 @@ makes the student edition from the same sources:
 
 2. it writes the transformed notebooks to ``<out>/notebooks/`` (same layout as
    ``book/``, without outputs, ``{eval}`` roles kept: students run them), for
-   instructors to hand out;
+   instructors to hand out, and the installable package to ``<out>/package/`` with a
+   README of its own for students (:func:`package_readme`);
 
 3. unless ``--no-build`` is given, it builds the HTML into ``<out>/html/`` with
    ``jupyter-book``, WITHOUT executing any notebook: the instructor build (``make
@@ -97,6 +103,38 @@ from lib.teaching import labs as _labs
 
 _labs.set_student_mode(True)"""
 STUDENT_ROLE = "student"  # its metadata.book_sync
+#: The page of the book that tells students how to install the package.
+STUDENT_PAGE = "Working as a student"
+
+
+def student_setup_source(training: bool = False) -> str:
+    """Source of the student edition's setup cell: it installs nothing.
+
+    The instructor edition's setup cell (``scripts/sync_notebooks.py``) installs the
+    package from the repository where ``lib`` is missing (Colab). A student installs
+    the ``package/`` folder the instructor hands out, with its constraints, as the
+    book's page "Working as a student" says; so here the cell only stops, with that
+    command, where ``lib`` is missing (``training``: with the extra chapter 7 needs).
+    """
+    extras = "lab,training" if training else "lab"
+    return "\n".join(
+        [
+            "# Setup: checks that the book's package `lib` is installed; installs nothing.",
+            "import importlib.util",
+            "",
+            'if importlib.util.find_spec("lib") is None:',
+            "    raise ModuleNotFoundError(",
+            '        "The book\'s package `lib` is not installed in this kernel. Install the "',
+            '        "package/ folder your instructor handed out, as the book\'s page "',
+            f"        \"'{STUDENT_PAGE}' says: in that folder, run\\n\"",
+            f'        "    pip install -c constraints.txt \\".[{extras}]\\"\\n"',
+            '        "in the virtual environment whose kernel runs this notebook, "',
+            '        "then restart the kernel."',
+            "    )",
+        ]
+    )
+
+
 #: Lines (MyST comments) around a passage of the markdown that only the instructor
 #: edition shows.
 INSTRUCTOR_BEGIN = "% instructor-only"
@@ -276,6 +314,10 @@ def student_notebook(nb: nbformat.NotebookNode, name: str, *, keep_outputs: bool
         cells.append(cell)
     if in_solution:
         raise StudentEditionError(f"{name}: a solution-start is never closed")
+    training = sync_notebooks.needs_training(out)
+    for cell in cells:
+        if cell.cell_type == "code" and cell.metadata.get("book_sync") == "setup":
+            cell.source = student_setup_source(training)
     roles = [c.metadata.get("book_sync") for c in cells]
     at = roles.index("setup") + 1 if "setup" in roles else 0
     student_cell = nbformat.v4.new_code_cell(
@@ -561,13 +603,72 @@ def build(out: Path, jb_flags: list[str]) -> None:
 PACKAGE_FILES = ("pyproject.toml", "README.md", "LICENSE", "constraints.txt", "lib")
 
 
+#: Commands and tools of the instructor's repository that a student does not have: the
+#: student package's README names none of them (tests/book/test_make_student.py).
+INSTRUCTOR_ONLY_WORDS = ("make ", "Binder", "Colab", "answer key", "answer-key", "solution", "git clone")
+
+
+def package_readme(root: Path = ROOT) -> str:
+    """The README of the package handed out to students (its own, not the repository's).
+
+    It says what the package is, the one install command of the book's page "Working as
+    a student" (``book/student.md``), and where the notebooks are; it names no command
+    of the instructor's repository (:data:`INSTRUCTOR_ONLY_WORDS`).
+    """
+    project = {}
+    if (root / "pyproject.toml").is_file():
+        import tomllib
+
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    name = project.get("name", sync_notebooks.PACKAGE)
+    version = project.get("version", "")
+    return "\n".join(
+        [
+            f"# {name} {version}: the package `lib` for the student notebooks".replace("  ", " "),
+            "",
+            "This folder is the book's Python package `lib`. The notebooks your instructor",
+            "handed out with it import `lib` to compute every number, figure and lab check.",
+            "It holds no notebook.",
+            "",
+            "## Install",
+            "",
+            "In a terminal, in this folder (the one with `pyproject.toml`), with Python 3.11",
+            "or newer:",
+            "",
+            "```bash",
+            "python3 -m venv ~/icl-venv",
+            "source ~/icl-venv/bin/activate      # on Windows: ~\\icl-venv\\Scripts\\activate",
+            'pip install -c constraints.txt ".[lab]"',
+            'python -c "import lib; print(lib.__version__)"',
+            "```",
+            "",
+            "`constraints.txt` pins the versions the book is tested with. Chapter 7 trains",
+            'networks with JAX: for it, install `".[lab,training]"` instead of `".[lab]"`.',
+            "",
+            "## The notebooks",
+            "",
+            "The notebooks are the folder your instructor handed out next to this one",
+            "(`notebooks/`). Open them with `jupyter lab` in the same environment and run each",
+            "from the top. The page *Working as a student* of the book's student edition",
+            "describes these steps, the coding labs and how to hand in.",
+            "",
+        ]
+    )
+
+
 def write_package(dest: Path, root: Path = ROOT) -> Path:
-    """Copy the installable package (:data:`PACKAGE_FILES`) to ``dest``, without caches."""
+    """Copy the installable package (:data:`PACKAGE_FILES`) to ``dest``, without caches.
+
+    Its ``README.md`` is :func:`package_readme`, written for students, not the
+    repository's README (which describes the instructor's commands).
+    """
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for name in PACKAGE_FILES:
-        if (root / name).is_dir():
+        if name == "README.md":
+            (dest / name).write_text(package_readme(root), encoding="utf-8")
+        elif (root / name).is_dir():
             shutil.copytree(root / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(root / name, dest / name)

@@ -9,7 +9,9 @@ from numpy.testing import assert_allclose
 import lib
 import lib.attention
 
-_NO_JAX = "JAX is not installed: it is the optional extra of lib.training (pip install 'icl-nonlinear-book[training]')"
+_NO_JAX = (
+    'JAX is not installed: it is the optional extra of lib.training (pip install -c constraints.txt ".[training]")'
+)
 jax = pytest.importorskip("jax", reason=_NO_JAX)
 pytest.importorskip("optax", reason=_NO_JAX)
 import jax.numpy as jnp  # noqa: E402

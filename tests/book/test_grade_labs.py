@@ -284,3 +284,50 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
     page = (out / "grades.html").read_text()
     assert page.count("<tr>") == 7 + 1 + 7 + 1  # toy table, totals table
     assert (out / "executed" / "alice" / "toy.ipynb").exists()
+
+
+def test_reports_show_the_cause_of_a_failure(tmp_path):
+    cause = (
+        "case 1 of 4 (x = 1.0): your function raised ValueError: n must be > 0; got -1 "
+        "(in my_effective_noise, line 18 of your cell)."
+    )
+    sub = grade_labs.Submission("carol", Path("toy.ipynb"))
+    sub.labs = [
+        grade_labs.LabResult("doubling", "FAIL", failing_cases=4, detail=cause + "\nmore"),
+        grade_labs.LabResult("squaring", "PASS", detail="PASS: squaring: agrees"),
+    ]
+    grade_labs.write_markdown([sub], tmp_path / "grades.md", 1.0)
+    grade_labs.write_html([sub], tmp_path / "grades.html", 1.0)
+    summary = (tmp_path / "grades.md").read_text()
+    assert f"| carol | ok | FAIL (4 cases): {cause} | PASS | 1 / 2 |" in summary
+    page = (tmp_path / "grades.html").read_text()
+    assert '<td style="background:#f8d7d7">FAIL (4 cases): case 1 of 4' in page
+    assert "your function raised ValueError: n must be &gt; 0" in page and "more" not in page
+
+
+def test_a_timed_out_check_names_the_students_function_cell():
+    nb = _submission("while True:\n        pass", "return x * x")
+    check = next(i for i, c in enumerate(nb.cells) if c.source.startswith("labs.check(double"))
+    lab = next(i for i, c in enumerate(nb.cells) if c.source.startswith("def double"))
+    assert lab < check
+    assert grade_labs.running_where(nb, check) == (
+        f"in the check of lab doubling (cell {check + 1} (labs.check(double, lambda x: x + x, "
+        f'[(1.0,), (np.arange(3.0),)], name="doubling"))), which calls your function double '
+        f"from cell {lab + 1} (def double(x):)"
+    )
+    # any other cell: itself
+    assert grade_labs.running_where(nb, lab) == f"in cell {lab + 1} (def double(x):)"
+
+
+@pytest.mark.slow
+def test_grade_a_lab_function_that_hangs(tmp_path):
+    nb = _submission("import time\n\n    time.sleep(600)", "return x * x")
+    path = tmp_path / "submissions" / "hal.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    out = tmp_path / "grades"
+    assert grade_labs.main([str(path), "--out", str(out), "--timeout", "30"]) == 0
+    lab = next(i for i, c in enumerate(nb.cells) if c.source.startswith("def double"))
+    summary = (out / "grades.md").read_text()
+    assert "timed out after 30 s in the check of lab doubling (cell" in summary
+    assert f"which calls your function double from cell {lab + 1} (def double(x):)" in summary

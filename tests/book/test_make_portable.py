@@ -59,7 +59,32 @@ def _book(tmp_path):
     (build / "html" / "objects.inv").write_bytes(b"")
     (build / "html" / "book" / "toy.html").write_text(PAGE)
     (build / "html" / "book" / "other.html").write_text("<title>Other page &#8212; book</title>")
+    (build / "html" / "book" / "bibliography.html").write_text(BIBLIOGRAPHY)
     return root
+
+
+#: The HTML book's bibliography page as sphinxcontrib-bibtex writes it: numbered ids. A
+#: title may recur: in another entry's note, and in the conference version of an article.
+BIBLIOGRAPHY = """<html><head><title>Bibliography &#8212; book</title></head><body>
+<div class="citation" id="id7" role="doc-biblioentry">
+<span class="label"><span class="fn-bracket">[</span>X26<span class="fn-bracket">]</span></span>
+<p>A. Person. Figures for <em>Asymptotic theory of in-context learning by linear attention</em>. 2026.</p>
+</div>
+<div class="citation" id="id2" role="doc-biblioentry">
+<span class="label"><span class="fn-bracket">[</span>LLZV+25<span class="fn-bracket">]</span></span>
+<p>Yue M. Lu, Mary I. Letey, Jacob A. Zavatone-Veth, Anindita Maiti, and Cengiz Pehlevan. Asymptotic
+theory of in-context learning by linear attention. <em>Proceedings of the National Academy of
+Sciences</em>, 122(28):e2502599122, 2025.</p>
+</div>
+<div class="citation" id="id21" role="doc-biblioentry">
+<p>Marco Mondelli and Andrea Montanari. Fundamental limits of weak recovery with applications to phase
+retrieval. In <em>Proceedings of the 31st Conference on Learning Theory</em>, 1445&#8211;1450. 2018.</p>
+</div>
+<div class="citation" id="id20" role="doc-biblioentry">
+<p>Marco Mondelli and Andrea Montanari. Fundamental limits of weak recovery with applications to phase
+retrieval. <em>Foundations of Computational Mathematics</em>, 19(3):703&#8211;773, 2019.</p>
+</div>
+</body></html>"""
 
 
 def _html(nb) -> str:
@@ -92,6 +117,8 @@ def test_portable_notebooks_have_no_myst_left(tmp_path):
         assert f"[Fig. 4]({base}book/toy.html#fig-a)" in text
         assert f"[the section]({base}book/toy.html#sec-a)" in text
         assert f"[Other page]({base}book/other.html)" in text
+        # the citation links to its entry, as the HTML book's own citation links do
+        assert f"[Lu et al. (2025)]({base}book/bibliography.html#id2)" in text
         assert "**Theorem 3.1 (A result).**" in text and "> **Note.**" in text
         assert "**Careful.**" in text and "![A caption.](fig.png)" in text
         (first,) = [c for c in nb.cells if c.cell_type == "code" and c.source == "x_txt = '0.25'"]
@@ -129,3 +156,21 @@ def test_roles_over_line_breaks_figures_without_images_and_the_macros_cell():
     nb.cells = [nbformat.v4.new_markdown_cell("---\nmath:\n  x: y\n---\n$\\def\\E{\\mathbb{E}}$")]
     nb.cells[0].metadata["book_sync"] = "macros"
     assert make_portable.portable_notebook(nb, conv).cells[0].source == "$\\def\\E{\\mathbb{E}}$"
+
+
+def test_citations_link_to_their_entry_of_the_bibliography(tmp_path):
+    pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
+    page = tmp_path / "bibliography.html"
+    page.write_text(BIBLIOGRAPHY)
+    ids = make_portable.bib_anchors(page, ROOT / "references.bib")
+    assert ids["lu2025asymptotic"] == "id2"  # not the entry that quotes its title
+    assert (ids["mondelli2018fundamental"], ids["mondelli2019fundamental"]) == ("id21", "id20")
+    assert "nonexistent" not in ids and len(ids) == 3  # keys not on the page are left out
+    cites = make_portable.cite_texts(ROOT / "references.bib")
+    conv = make_portable.Portable("https://x.github.io/b/", {}, cites, "book/p", ids)
+    out = conv.markdown("{cite:p}`lu2025asymptotic,mondelli2019fundamental` and {cite:t}`nonexistent`.")
+    assert out == (
+        "([Lu et al., 2025](https://x.github.io/b/book/bibliography.html#id2); "
+        "[Mondelli and Montanari, 2019](https://x.github.io/b/book/bibliography.html#id20)) "
+        "and [nonexistent ()](https://x.github.io/b/book/bibliography.html)."
+    )

@@ -411,3 +411,52 @@ def test_package_to_hand_out_has_no_book(tmp_path):
     names = {p.name for p in dest.iterdir()}
     assert names == set(make_student.PACKAGE_FILES)
     assert not list(dest.rglob("*.ipynb")) and not list(dest.rglob("__pycache__"))
+
+
+def _sync_notebooks():
+    spec = importlib.util.spec_from_file_location("sync_notebooks", ROOT / "scripts/sync_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_student_setup_cell_installs_nothing(training):
+    """The instructor's setup cell installs from the repository (Colab); the student's
+    stops where lib is missing, with the student page's command."""
+    sync = _sync_notebooks()
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    nb = _toy_notebook()
+    if training:
+        nb.cells.append(nbformat.v4.new_code_cell("from lib.training import train_linear_attention"))
+    instructor_setup = sync.setup_source(config, training)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(instructor_setup, metadata={"book_sync": "setup"}))
+    student = make_student.student_notebook(nb, "book/toy.ipynb")
+    setup = student.cells[0]
+    assert setup.metadata["book_sync"] == "setup"
+    assert nb.cells[0].source == instructor_setup and "pip" in instructor_setup  # instructor unchanged
+    assert "subprocess" not in setup.source and "git+" not in setup.source
+    # where lib is importable it does nothing ...
+    exec(compile(setup.source, "setup", "exec"), {})
+    # ... where it is not, it stops, naming the page and its command
+    missing = setup.source.replace('find_spec("lib")', 'find_spec("lib_not_installed_anywhere")')
+    assert missing != setup.source
+    with pytest.raises(ModuleNotFoundError) as info:
+        exec(compile(missing, "setup", "exec"), {})
+    extras = "lab,training" if training else "lab"
+    command = f'pip install -c constraints.txt ".[{extras}]"'
+    assert command in str(info.value) and make_student.STUDENT_PAGE in str(info.value)
+    page = (ROOT / "book" / "student.md").read_text()
+    assert f"# {make_student.STUDENT_PAGE}" in page and f'".[{extras}]"' in page
+
+
+def test_student_package_has_its_own_readme(tmp_path):
+    dest = make_student.write_package(tmp_path / "package")
+    readme = (dest / "README.md").read_text()
+    assert readme != (ROOT / "README.md").read_text()
+    for word in make_student.INSTRUCTOR_ONLY_WORDS + ("make book", "make lab", "make grade", "rocket"):
+        assert word.lower() not in readme.lower(), word
+    assert 'pip install -c constraints.txt ".[lab]"' in readme
+    assert make_student.STUDENT_PAGE in readme and "notebooks/" in readme
+    # the command is the student page's
+    assert 'pip install -c constraints.txt ".[lab]"' in (ROOT / "book" / "student.md").read_text()
