@@ -30,7 +30,8 @@ matplotlib), :mod:`~lib.teaching.widgets` (explorers, imports ipywidgets) and
 lib`` imports neither matplotlib nor ipywidgets. :mod:`lib.training` (trained networks,
 chapter 7), :mod:`lib.transformers` and :mod:`lib.training_runs` are loaded on first use
 too (the first two import JAX, which is the package's optional extra ``training``,
-``pip install icl-nonlinear-book[training]``): everything else runs without it.
+``pip install -c constraints.txt ".[training]"`` in the package's folder): everything
+else runs without it.
 
 The most used names are re-exported here, so ``from lib import simulate, icl_error``
 works; everything else is reached through its module (``lib.hermite.LINKS``).
