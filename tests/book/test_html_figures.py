@@ -213,9 +213,9 @@ def test_print_opens_closed_dropdowns():
 _CODE = re.compile(r"\b[a-z_]\w*\.\w+\(|\w+=r?[\"']|\\[A-Za-z]{2,}")
 
 
-@pytest.mark.html
-@pytest.mark.parametrize("query", ["new_figure", "legend"])
-def test_search_snippets_for_api_objects_and_not_code(query):
+@contextlib.contextmanager
+def _searched(query: str):
+    """The built book's search page for ``query`` at 1280 px: (driver, SEARCH_JS's result)."""
     _skip_without_browser_or_book()
     with contextlib.ExitStack() as stack:
         base = stack.enter_context(browser.serve(HTML))
@@ -224,6 +224,13 @@ def test_search_snippets_for_api_objects_and_not_code(query):
         driver.get(f"{base}search.html?q={query}")
         found = driver.execute_async_script(SEARCH_JS)
         assert not found.get("fatal"), found
+        yield driver, found
+
+
+@pytest.mark.html
+@pytest.mark.parametrize("query", ["new_figure", "legend"])
+def test_search_snippets_for_api_objects_and_not_code(query):
+    with _searched(query) as (driver, found):
         results = found["results"]
         assert results, (query, found)
         no_snippet = [r["title"] for r in results if len(r["snippet"].strip()) < 40]
@@ -260,14 +267,7 @@ def _cut_mid_word(snippet: str, texts: list[str]) -> bool:
 def test_search_snippets_cut_at_word_boundaries(query):
     # Sphinx cuts a snippet 120 characters before the keyword, wherever that falls: the
     # glossary's began mid-word ("...rm of the"); book-search.js moves the cut to spaces
-    _skip_without_browser_or_book()
-    with contextlib.ExitStack() as stack:
-        base = stack.enter_context(browser.serve(HTML))
-        driver = stack.enter_context(browser.chromium(WIDE))
-        driver.set_script_timeout(60)
-        driver.get(f"{base}search.html?q={query}")
-        found = driver.execute_async_script(SEARCH_JS)
-        assert not found.get("fatal"), found
+    with _searched(query) as (driver, found):
         texts = [page["text"] for page in driver.execute_script("return Object.values(window.BOOK_SEARCH_TEXT || {})")]
         assert texts, "the page texts of book-search-text.js did not load"
         snippets = [r["snippet"] for r in found["results"] if not r["object"] and r["snippet"].strip()]
