@@ -17,11 +17,13 @@ prose = importlib.util.module_from_spec(_spec)
 sys.modules["prose_stats"] = prose  # its dataclass looks its module up there
 _spec.loader.exec_module(prose)
 
-# the pages held to the targets: every chapter page, the intro and the teaching page
+# the pages held to the targets: every chapter page, the intro, the teaching page and
+# the students' page
 # (the glossary, syllabus and notation are reference lists, not read as prose)
 CHECKED = (
     "book/intro.md",
     "book/teaching.md",
+    "book/student.md",
     "book/hermite/basics.ipynb",
     "book/linear/index.md",
     "book/linear/model.ipynb",
