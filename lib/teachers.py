@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_choice, check_param, check_real, check_rho, check_vectorized
+from lib._checks import check_param, check_real, check_rho, check_vectorized
 from lib._checks import scalar_or_array as _out
 from lib.hermite import (
     LINKS,
@@ -139,8 +139,7 @@ def as_link(teacher: TeacherLike = None) -> Link:
     if teacher is None:
         return LINKS["linear"]
     if isinstance(teacher, str):
-        link = LINKS.get(teacher.strip().lower())  # the one look-up of the name
-        return link if link is not None else check_choice("teacher", teacher, LINKS)
+        return get_link(teacher, argument="teacher")  # the one look-up of a name
     if callable(teacher):
         # the probe, done here: the one call of a user's f that validates it (checked by
         # lib._checks); from then on only its values travel (to lib.quadrature's checks)
