@@ -21,7 +21,7 @@ import numpy as np
 
 from lib._checks import as_float_array
 
-__all__ = ["CurveLike", "late_loss_drop", "loss_curve"]
+__all__ = ["CurveLike", "MIN_POINTS", "late_loss_drop", "loss_curve"]
 
 #: What :func:`late_loss_drop` accepts for one run: a row of a stored sweep (read with
 #: :func:`loss_curve`) or the loss values themselves, a 1-D array.
