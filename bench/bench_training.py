@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:
 
 import lib  # noqa: E402
 import lib.training as T  # noqa: E402
+import lib.transformers as TF  # noqa: E402
 
 STEPS = 3000
 TF_SIZES = (  # (d, alpha, width): the chapter's sweep sizes
@@ -71,9 +72,9 @@ def linear_attention_row(d: int, seed: int = 0) -> dict:
 
 
 def _transformer_worker(d: int, alpha: float, width: int, queue) -> None:
-    T.train_transformer("h2", d, alpha, 0.1, steps=5, batch=TF_BATCH, lr=1e-3, width=width, rng=0)  # compile
+    TF.train_transformer("h2", d, alpha, 0.1, steps=5, batch=TF_BATCH, lr=1e-3, width=width, rng=0)  # compile
     t0 = time.perf_counter()
-    T.train_transformer("h2", d, alpha, 0.1, steps=TF_STEPS, batch=TF_BATCH, lr=1e-3, width=width, rng=1)
+    TF.train_transformer("h2", d, alpha, 0.1, steps=TF_STEPS, batch=TF_BATCH, lr=1e-3, width=width, rng=1)
     dt = time.perf_counter() - t0
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     queue.put(

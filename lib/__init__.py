@@ -28,8 +28,8 @@ The teaching layer is the subpackage :mod:`lib.teaching`: :mod:`~lib.teaching.cl
 matplotlib), :mod:`~lib.teaching.widgets` (explorers, imports ipywidgets) and
 :mod:`~lib.teaching.training_widgets`; its modules are loaded on first use, so ``import
 lib`` imports neither matplotlib nor ipywidgets. :mod:`lib.training` (trained networks,
-chapter 7), :mod:`lib.transformers` and :mod:`lib.training_runs` are loaded on first use
-too (the first two import JAX, which is the package's optional extra ``training``,
+chapter 7), :mod:`lib.transformers`, :mod:`lib.training_runs` and :mod:`lib.loss_curves` are
+loaded on first use too (the first two import JAX, which is the package's optional extra ``training``,
 ``pip install -c constraints.txt ".[training]"`` in the package's folder): everything
 else runs without it.
 
@@ -74,7 +74,7 @@ from .theory import (
 
 #: Modules imported on first access (``lib.training``), so that ``import lib`` stays free
 #: of JAX.
-_LAZY = ("training", "training_runs", "transformers")
+_LAZY = ("training", "training_runs", "transformers", "loss_curves")
 
 __all__ = [
     "__version__",
@@ -103,7 +103,7 @@ _MOVED = {
 
 
 def __getattr__(name: str):
-    """Import the lazily loaded modules (``_LAZY``: training, training_runs, transformers) on first use."""
+    """Import the lazily loaded modules (``_LAZY``: training, training_runs, transformers, loss_curves) on first use."""
     if name in _LAZY:
         return importlib.import_module(f"lib.{name}")
     if name in _MOVED:

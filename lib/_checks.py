@@ -11,8 +11,10 @@ that use them.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import warnings
+from collections.abc import Iterator
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -27,6 +29,8 @@ __all__ = [
     "as_rng",
     "scalar_or_array",
     "check_vectorized",
+    "user_call",
+    "check_returned",
     "Interval",
     "PARAMETERS",
     "check_param",
@@ -62,69 +66,77 @@ def scalar_or_array(value: Any) -> float | np.ndarray:
     return float(value) if value.ndim == 0 else value
 
 
-def check_vectorized(
-    name: str,
-    f: Callable[[np.ndarray], Any],
-    z: np.ndarray,
-    *,
-    call_error: type[Exception] = ValueError,
-    what: str = "its input",
-    check_finite: bool = True,
-    quiet: bool = False,
-    hint: str = "",
-) -> np.ndarray:
-    """Call a user's vectorized function on an array and check what it returns.
+@contextlib.contextmanager
+def user_call(
+    name: str, z: np.ndarray, *, callee: str = "it", call_error: type[Exception] = ValueError, quiet: bool = False
+) -> Iterator[None]:
+    """The context of one call of a user's vectorized function on an array.
 
-    The one place where ``lib`` calls a function a user supplies (a teacher, a link, a
-    label preprocessing): the call, then the shape, the dtype and the finiteness of the
-    result, each failure reported with the argument's name.
+    The caller makes the call in the ``with`` block, so the function does not travel here
+    (:func:`lib.teachers.as_link`); shared are the report of a failure and ``quiet``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the message (``"teacher"``, ``"f"``).
+    z : numpy.ndarray
+        The array the function is called on (its shape is named in the message).
+    callee : str, default "it"
+        How the message names the function (its ``repr``).
+    call_error : type of Exception, default ValueError
+        Raised, from the original exception, when the call raises.
+    quiet : bool, default False
+        Run the block with floating-point warnings silenced.
+
+    Yields
+    ------
+    None
+        Control to the caller's block; an exception there becomes ``call_error``.
+    """
+    try:
+        if quiet:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield
+        else:
+            yield
+    except Exception as exc:
+        raise call_error(
+            f"{name} must be a vectorized function of a numpy array; calling {callee} on an array of "
+            f"shape {np.shape(z)} raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def check_returned(
+    name: str, out: Any, z: np.ndarray, *, what: str = "its input", check_finite: bool = True, hint: str = ""
+) -> np.ndarray:
+    """Check what a user's vectorized function returned on an array.
 
     Parameters
     ----------
     name : str
         The argument's name, used in the messages (``"teacher"``, ``"link"``).
-    f : callable
-        The user's function; called once as ``f(z)``.
+    out : object
+        What the function returned.
     z : numpy.ndarray
-        The input array (not modified by ``lib``; ``f`` gets it as it is).
-    call_error : type of Exception, default ValueError
-        The exception raised (from the original one) when ``f(z)`` raises.
+        The array it was called on.
     what : str, default "its input"
         How the messages name ``z`` (``"the labels"``).
     check_finite : bool, default True
-        Whether NaN and inf in the result are an error (the caller may want to report
-        them itself, with more context).
-    quiet : bool, default False
-        Evaluate ``f`` with floating-point warnings silenced.
+        Whether NaN and inf are an error (else the caller reports them, with context).
     hint : str, default ""
         Appended to the message about a wrong shape.
 
     Returns
     -------
     numpy.ndarray
-        ``f(z)`` as a float array of ``z``'s shape, never sharing memory with ``z`` (so the
-        caller may modify it in place).
+        ``out`` as a float array of ``z``'s shape that shares no memory with ``z``.
 
     Raises
     ------
     ValueError
-        If the result has another shape, is not real (bool and integers are accepted), or
-        is not finite (with ``check_finite``).
-    call_error
-        If calling ``f`` raises.
+        If ``out`` has another shape, is not real (bool, int pass) or is not finite.
     """
-    try:
-        if quiet:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out = f(z)
-        else:
-            out = f(z)
-    except Exception as exc:
-        raise call_error(
-            f"{name} must be a vectorized function of a numpy array; calling {f!r} on an array of "
-            f"shape {np.shape(z)} raised {type(exc).__name__}: {exc}"
-        ) from exc
     out = np.asarray(out)
     if out.shape != np.shape(z):
         raise ValueError(
@@ -139,6 +151,54 @@ def check_vectorized(
     if check_finite and not np.all(np.isfinite(out)):
         raise ValueError(f"{name} returned non-finite values (NaN or inf) on {what}")
     return out
+
+
+def check_vectorized(
+    name: str,
+    f: Callable[[np.ndarray], Any],
+    z: np.ndarray,
+    *,
+    call_error: type[Exception] = ValueError,
+    what: str = "its input",
+    check_finite: bool = True,
+    quiet: bool = False,
+    hint: str = "",
+) -> np.ndarray:
+    """Call a user's vectorized function on an array and check what it returns.
+
+    :func:`user_call` around ``f(z)``, then :func:`check_returned`. Every call ``lib``
+    makes of a function a user supplies (a teacher, a link, a label preprocessing) goes
+    through this function, or through those two where the caller makes the call itself
+    (:func:`lib.teachers.as_link`).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the messages (``"teacher"``, ``"link"``).
+    f : callable
+        The user's function; called once as ``f(z)``.
+    z : numpy.ndarray
+        The input array (not modified by ``lib``; ``f`` gets it as it is).
+    call_error, quiet : type of Exception and bool, keyword-only
+        As in :func:`user_call` (defaults ``ValueError``, ``False``).
+    what, check_finite, hint : str, bool and str, keyword-only
+        As in :func:`check_returned` (defaults ``"its input"``, ``True``, ``""``).
+
+    Returns
+    -------
+    numpy.ndarray
+        What :func:`check_returned` returns: ``f(z)`` as a float array of ``z``'s shape.
+
+    Raises
+    ------
+    ValueError
+        As in :func:`check_returned`.
+    call_error
+        If calling ``f`` raises.
+    """
+    with user_call(name, z, callee=repr(f), call_error=call_error, quiet=quiet):
+        out = f(z)
+    return check_returned(name, out, z, what=what, check_finite=check_finite, hint=hint)
 
 
 def as_rng(rng: Any = None) -> np.random.Generator:

@@ -221,8 +221,7 @@ def gaussian_integrals(f: Callable, degree: int, *, probed: bool = False) -> tup
 def _check_f(f: Any) -> Callable:
     """A callable link; a string names a catalogue link (:func:`get_link`), as everywhere."""
     if isinstance(f, str):
-        link = LINKS.get(f.strip().lower())  # the look-up of get_link, with this message
-        return link if link is not None else check_choice("f", f, LINKS, also="a callable or a link name, ")
+        return get_link(f, argument="f", also="a callable or a link name, ")
     return check_callable("f", f)
 
 
@@ -651,8 +650,11 @@ def _make_links() -> dict[str, Link]:
 LINKS: dict[str, Link] = _make_links()
 
 
-def get_link(name: str, *, argument: str = "name") -> Link:
+def get_link(name: str, *, argument: str = "name", also: str = "") -> Link:
     """The catalogue :class:`Link` called ``name`` (case-insensitive).
+
+    The one look-up of a teacher's name in ``lib``: :func:`lib.teachers.as_link` and the
+    functions of this module that accept a name for ``f`` call it.
 
     Parameters
     ----------
@@ -661,6 +663,9 @@ def get_link(name: str, *, argument: str = "name") -> Link:
         are ignored.
     argument : str, keyword-only
         How the messages name the value (a caller's argument, ``"teacher"``).
+    also : str, keyword-only
+        Other kinds of value the caller accepts, named in the message before the list of
+        names (``"a callable or a link name, "``).
 
     Returns
     -------
@@ -685,10 +690,10 @@ def get_link(name: str, *, argument: str = "name") -> Link:
     """
     if not isinstance(name, str):
         raise TypeError(f"{argument} must be a string naming a link; got {name!r}")
-    key = name.strip().lower()
-    if key not in LINKS:
-        check_choice(argument, name, LINKS)  # raises, naming the value as given
-    return LINKS[key]
+    link = LINKS.get(name.strip().lower())  # the one look-up of a name
+    if link is None:
+        check_choice(argument, name, LINKS, also=also)  # raises, naming the value as given
+    return link
 
 
 def changing_degrees(f: Callable, max_degree: int, min_degree: int = 10, tol: float = 1e-14) -> np.ndarray:

@@ -63,7 +63,9 @@ PROBE_GRID = _PROBE = np.unique(
 )
 
 
-#: How ``lib`` calls a user's ``f`` (the options of :func:`lib._checks.check_vectorized`):
+#: How ``lib`` calls a user's ``f`` (the options of :func:`lib._checks.check_vectorized`,
+#: split between :func:`~lib._checks.user_call` and :func:`~lib._checks.check_returned`
+#: where :func:`lib.teachers.as_link` makes the call itself):
 #: a failing call is a ``TypeError``, floating-point warnings are silenced, and non-finite
 #: values are left to :func:`check_f_values`, which says whether ``f`` grows too fast.
 CALL_OPTIONS = MappingProxyType(

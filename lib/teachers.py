@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_choice, check_param, check_real, check_rho, check_vectorized
+from lib._checks import check_param, check_real, check_returned, check_rho, user_call
 from lib._checks import scalar_or_array as _out
 from lib.hermite import (
     LINKS,
@@ -98,8 +98,9 @@ def as_link(teacher: TeacherLike = None) -> Link:
     teacher : None, str, Link, callable or array_like of shape (M + 1,)
         ``None`` is the linear teacher :math:`f(z) = z`; a string is a key of
         :data:`~lib.hermite.LINKS`; a ``Link`` is returned unchanged; another callable
-        ``f(z)`` is probed once, here (called on :data:`lib.quadrature.PROBE_GRID`
-        through :func:`lib._checks.check_vectorized`, its values checked by
+        ``f(z)`` is probed once, here (called on :data:`lib.quadrature.PROBE_GRID` in
+        this function, inside :func:`lib._checks.user_call`; its values checked by
+        :func:`lib._checks.check_returned` and
         :func:`lib.quadrature.check_probe_values`: finite values of the right shape, a
         decaying Gaussian tail of ``f^2``) and wrapped (its integrals computed
         numerically when needed, without probing it again); a 1-D array
@@ -139,13 +140,19 @@ def as_link(teacher: TeacherLike = None) -> Link:
     if teacher is None:
         return LINKS["linear"]
     if isinstance(teacher, str):
-        link = LINKS.get(teacher.strip().lower())  # the one look-up of the name
-        return link if link is not None else check_choice("teacher", teacher, LINKS)
+        return get_link(teacher, argument="teacher")  # the one look-up of a name
     if callable(teacher):
-        # the probe, done here: the one call of a user's f that validates it (checked by
-        # lib._checks); from then on only its values travel (to lib.quadrature's checks)
+        # the probe, done here: the one call of a user's f that validates it. The call is
+        # made in this module (inside lib._checks.user_call, which only reports its
+        # failure); from then on only its values travel, to the shared checks of lib._checks
+        # and lib.quadrature
+        opts = CALL_OPTIONS
         try:
-            values = check_probe_values(check_vectorized("f", teacher, PROBE_GRID, **CALL_OPTIONS))
+            with user_call("f", PROBE_GRID, callee=repr(teacher), call_error=opts["call_error"], quiet=opts["quiet"]):
+                out = teacher(PROBE_GRID)
+            values = check_probe_values(
+                check_returned("f", out, PROBE_GRID, check_finite=opts["check_finite"], hint=opts["hint"])
+            )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"teacher: {exc}") from exc
         link = Link(getattr(teacher, "__name__", "f"), teacher, r"$f$", description="a teacher given as a callable")

@@ -1,27 +1,27 @@
 """Trained linear attention, with JAX; the small transformers of :mod:`lib.transformers`.
 
 The rest of the book fits the reduced parameter ``Gamma`` of linear attention by ridge
-regression (:func:`lib.attention.fit_gamma`). This module trains networks instead:
+regression (:func:`lib.attention.fit_gamma`). This module trains the network instead:
+:func:`train_linear_attention` trains the one-layer linear self-attention of
+:func:`lib.attention.linear_attention` (weights ``W_kq`` and ``W_pv``) by full-batch
+gradient descent or Adam on the squared error of the query label over a fixed
+pretraining set. With ``v21="zero"`` (the default) the block ``v21`` is held at zero, so
+the network is the reduced model in factored form; with ``v21="train"`` every block is
+trained and ``v21`` reaches the prediction. Its ``.gamma`` is the reduced ``Gamma`` the
+weights imply (:func:`lib.attention.gamma_from_weights`).
 
-1. :func:`train_linear_attention`: the one-layer linear self-attention of
-   :func:`lib.attention.linear_attention` (weights ``W_kq`` and ``W_pv``), trained by
-   full-batch gradient descent or Adam on the squared error of the query label over a
-   fixed pretraining set. With ``v21="zero"`` (the default) the block ``v21`` is held at
-   zero, so the network is the reduced model in factored form; with ``v21="train"`` every
-   block is trained and ``v21`` reaches the prediction. Its ``.gamma`` is the reduced
-   ``Gamma`` the weights imply (:func:`lib.attention.gamma_from_weights`).
-2. re-exported from :mod:`lib.transformers`: :func:`~lib.transformers.train_transformer`
-   and :func:`~lib.transformers.train_transformer_grid` (small transformers, with the
-   context-free control ``attention="none"``).
+The small transformers (:func:`~lib.transformers.train_transformer`,
+:func:`~lib.transformers.train_transformer_grid`, with the context-free control
+``attention="none"``) have their own module, :mod:`lib.transformers`, and only that
+address.
 
 The stored sweeps and the probes of a trained model's predictions are in
 :mod:`lib.training_runs` (numpy only: :func:`~lib.training_runs.load_runs`,
 :func:`~lib.training_runs.summarize_runs`, :func:`~lib.training_runs.probe_features`,
 :func:`~lib.training_runs.probe`), the context-free error in :mod:`lib.theory`
 (:func:`~lib.theory.context_free.context_free_error`): each name has one address. Asking
-this module for one of them raises an ``AttributeError`` that names its address (the
-sweep readers are still served here, undocumented, until chapter 7 and
-``scripts/make_training.py`` stop asking).
+this module for one of them, or for a transformer name, raises an ``AttributeError``
+that names its address.
 
 Linear attention runs in float64 inside a scoped ``jax.enable_x64`` (importing this module
 changes no global JAX setting), so it can be compared with ``lib``'s solvers to 1e-4 and
@@ -55,21 +55,15 @@ from lib._training_core import (
 )
 
 __all__ = [
-    "ATTENTIONS",
     "OPTIMIZERS",
     "TrainedAttention",
-    "TrainedTransformer",
     "TrainingDivergedError",
     "context_moments",
     "context_vectors",
     "least_squares_gamma",
     "reduced_predict",
     "train_linear_attention",
-    "train_transformer",
-    "train_transformer_grid",
-    "transformer_peak_bytes",
     "LA_INITS",
-    "SAMPLERS",
     "V21_MODES",
 ]
 
@@ -514,21 +508,22 @@ def train_linear_attention(
     return TrainedAttention(W_kq, W_pv, history, settings, snapshots)
 
 
-# the small transformers live in lib.transformers; re-exported here
-from lib.transformers import (  # noqa: E402
-    ATTENTIONS,
-    SAMPLERS,
-    TrainedTransformer,
-    train_transformer,
-    train_transformer_grid,
-    transformer_peak_bytes,
-)
-
 #: Names that left this module (issue 33: one address per name), and where they are now:
 #: an old call gets an AttributeError that says so.
 _MOVED = {
     **dict.fromkeys(("DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs"), "lib.training_runs"),
     "context_free_error": "lib.theory",
+    **dict.fromkeys(
+        (
+            "ATTENTIONS",
+            "SAMPLERS",
+            "TrainedTransformer",
+            "train_transformer",
+            "train_transformer_grid",
+            "transformer_peak_bytes",
+        ),
+        "lib.transformers",
+    ),
 }
 #: Old addresses still served, silently and undocumented, while a caller outside ``lib``
 #: uses them (chapter 7 and ``scripts/make_training.py``, moved in their own commits): a

@@ -6,7 +6,8 @@
 - :func:`probe_features` and :func:`probe`: what a trained model's predictions are a
   function of (linear-attention features and the quadratic feature ``x_q^T M x_q``).
 
-The training itself is :mod:`lib.training`, which re-exports these names.
+The training itself is :mod:`lib.training` and :mod:`lib.transformers`; the stored loss
+curves are read by :mod:`lib.loss_curves`.
 
 Used in: :doc:`chapter 7 </book/trained/networks>`.
 """
@@ -481,7 +482,7 @@ def welch_interval(
 # 6. the controls and full_la sweeps: paired differences on a common test set
 # ----------------------------------------------------------------------------------------
 
-__all__ += ["paired_gain", "paired_difference", "loss_curve"]
+__all__ += ["paired_gain", "paired_difference"]
 
 
 def _t_summary(v: np.ndarray, level: float) -> dict[str, Any]:
@@ -628,35 +629,6 @@ def paired_difference(
     return out
 
 
-def loss_curve(row: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """The stored training-loss curve of a ``controls`` / ``full_la`` row.
-
-    Parameters
-    ----------
-    row : dict
-        A :func:`load_runs` row with the columns ``loss_every`` (``k``) and
-        ``loss_curve`` (the loss averaged over consecutive windows of ``k`` steps, as
-        JSON).
-
-    Returns
-    -------
-    steps, loss : numpy.ndarray
-        The last step of each window and the window's mean loss.
-
-    Notes
-    -----
-    Used in: :doc:`trained networks </book/trained/networks>`.
-    """
-    import json
-
-    try:
-        k = int(float(row["loss_every"]))
-        loss = np.asarray(json.loads(row["loss_curve"]), dtype=float)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError("row must have the columns loss_every and loss_curve (a controls or full_la row)") from exc
-    return k * np.arange(1, loss.size + 1), loss
-
-
 def _query_features(x_query: np.ndarray, tasks: Any) -> dict[str, np.ndarray]:
     """The context-free and oracle features of :func:`probe_features`."""
     norm2 = np.einsum("nd,nd->n", x_query, x_query)
@@ -730,7 +702,7 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
     hand-made in-context estimator; ``icl_gamma``: ``fit_gamma`` on as many contexts;
     ``icl_ls``: least squares on the same pretraining set, linear attention only), the
     paired differences ``diff_*`` with their test-set standard errors, and the loss curve
-    (:func:`loss_curve`). Integers are exact, ``kappa`` may be ``inf``, the parameters
+    (:func:`lib.loss_curves.loss_curve`). Integers are exact, ``kappa`` may be ``inf``, the parameters
     (``alpha, kappa, tau, rho, lr, init_scale, tune_alpha``) and the errors are ``>= 0``;
     the columns of ``init``, ``icl_gamma``, ``diff_gamma``, ``diff_gamma_se`` and the
     linear-attention columns (``icl_ls``, ``diff_ls``, ``diff_ls_se``, ``v21_norm``,
@@ -783,3 +755,15 @@ def load_control_runs(experiment: str, data_dir: Any = None) -> list[dict[str, A
 
 
 __all__ += ["CONTROL_RUN_COLUMNS", "load_control_runs"]
+
+
+#: Names that left this module (issue 33: one address per name), and where they are now:
+#: an old call gets an AttributeError that says so.
+_MOVED = {"loss_curve": "lib.loss_curves"}
+
+
+def __getattr__(name: str) -> Any:
+    """Say where a name that left ``lib.training_runs`` went (see ``_MOVED``)."""
+    if name in _MOVED:
+        raise AttributeError(f"lib.training_runs.{name} has moved to {_MOVED[name]}.{name}")
+    raise AttributeError(f"module 'lib.training_runs' has no attribute {name!r}")

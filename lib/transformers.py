@@ -8,7 +8,8 @@ Adam on mini-batches of fresh contexts (``kappa = inf``) or of contexts from a f
 task set, drawn on the host or on the device (``sampler="device"``: inside the compiled
 loop, from a JAX key). :func:`train_transformer_grid` trains several seeds and learning
 rates at once (``vmap``). The transformers train in float32; the same code runs on a GPU
-when ``jax[cuda12]`` is installed. Re-exported by :mod:`lib.training`.
+when ``jax[cuda12]`` is installed. These names have this one address
+(:mod:`lib.training` does not re-export them).
 
 Used in: :doc:`chapter 7 </book/trained/networks>`.
 """

@@ -20,7 +20,7 @@ others only when named):
   (Adam, full batch) against ``fit_gamma``'s least-squares / minimum-norm Gamma on the
   same pretraining set, for ReLU, tanh and h2 at d = 40, kappa = inf, tau = 3 and four
   alpha; and at tau = 0.5 (interpolation) from three initialization scales.
-- ``transformers``: ``lib.training.train_transformer`` with softmax attention and with
+- ``transformers``: ``lib.transformers.train_transformer`` with softmax attention and with
   linear attention (MLP values and readout kept: an architecture related to Oko et al.'s), on h2 and
   ReLU at d = 8 against alpha, and on h2 at alpha = 4 against d = 8, 16, 32 (a d = 64
   group is configured, but the stored data have no rows for it).
@@ -57,7 +57,7 @@ Read them with ``lib.training_runs.load_control_runs``, ``paired_gain`` and
 d = 12) and prints the CPU time of the named experiments, per group. ``--sampler device``
 draws the transformers' training contexts with ``jax.random`` inside the compiled scan
 and tunes the learning rates of a (kind, d) in one vmapped run
-(``lib.training.train_transformer_grid``): for a GPU; recorded in the rows' ``sampler``
+(``lib.transformers.train_transformer_grid``): for a GPU; recorded in the rows' ``sampler``
 column (a file holds one sampler: rows of the other are "made with other settings").
 The long run (resumable: rerun the same command after an interruption)::
 
@@ -111,6 +111,7 @@ import optax  # noqa: E402
 import lib  # noqa: E402
 import lib.training  # noqa: E402
 import lib.training_runs  # noqa: E402
+import lib.transformers  # noqa: E402
 
 INF = math.inf
 
@@ -255,7 +256,7 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
     "transformers": {
         "index": 11,
         "description": (
-            "Small transformers (lib.training.train_transformer: 1 layer, MLP values and readout, "
+            "Small transformers (lib.transformers.train_transformer: 1 layer, MLP values and readout, "
             "Adam, 1000 steps of 128 fresh contexts) with softmax or linear attention, kappa = inf, "
             "rho = 0.1: h2 and relu at d = 8 against alpha (width 32), h2 at alpha = 4 against "
             "d = 8, 16, 32 (width 36) and d = 64 (width 72). "
@@ -346,7 +347,7 @@ def run_row(spec: Row) -> dict[str, Any]:
             final_loss=float(model.settings["final_loss"]),
         )
     else:
-        model = lib.training.train_transformer(
+        model = lib.transformers.train_transformer(
             spec.teacher,
             spec.d,
             spec.alpha,
@@ -567,7 +568,7 @@ def _mean_se(v: np.ndarray) -> tuple[float, float]:
 
 
 def _train_tf(spec: ControlRow, lr: float, steps: int, rng: Any) -> Any:
-    return lib.training.train_transformer(
+    return lib.transformers.train_transformer(
         spec.teacher,
         spec.d,
         spec.alpha,
@@ -598,7 +599,7 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
     on a validation stream of ``n_val`` contexts (``SeedSequence([BASE_SEED,
     experiment_index, crc32('val'), d])``, stream 2); the smallest validation error wins.
     With ``sampler="device"`` the candidates train together
-    (``lib.training.train_transformer_grid``) from the one seed of pilot ``i = 0``; a
+    (``lib.transformers.train_transformer_grid``) from the one seed of pilot ``i = 0``; a
     diverged candidate scores inf.
     The result depends only on (experiment, kind, d, lrs, tune_steps, tune_teacher,
     tune_alpha) and is stored in ``training_<experiment>_lr_<kind>_d<d>.json`` in
@@ -641,7 +642,7 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
                     [mfs.BASE_SEED, spec.experiment_index, _stable_int(spec.kind), d, 10]
                 ).generate_state(1)[0]
             )
-            pilots = lib.training.train_transformer_grid(
+            pilots = lib.transformers.train_transformer_grid(
                 spec.tune_teacher, d, spec.tune_alpha, spec.rho, seeds=[seed], lrs=lrs, kappa=spec.kappa,
                 layers=spec.layers, width=spec.width, attention=spec.kind, steps=spec.tune_steps, batch=spec.batch,
             )[0]  # fmt: skip
@@ -924,7 +925,7 @@ EXPERIMENTS.update(
             "row_type": ControlRow,
             "default": False,
             "description": (
-                "Context-free control and tuned transformers: lib.training.train_transformer with softmax, "
+                "Context-free control and tuned transformers: lib.transformers.train_transformer with softmax, "
                 "linear or no attention (attention='none': the query token only), h2 and relu, rho = 0.1, "
                 f"kappa = inf, batch {CTL_BATCH}, width 2d + 16; series 'alpha': {CTL_STEPS} steps at d = 8, 16 "
                 f"(alpha = 4, 16) and d = 32 (alpha = 4; 16 last); series 'tau': tau = {CTL_TAU:g} training "

@@ -55,6 +55,32 @@ def test_check_vectorized_names_the_argument(f, exc, match):
             check_vectorized("g", f, np.linspace(-1.0, 1.0, 5), call_error=RuntimeError)
 
 
+def test_user_call_reports_a_failing_call_and_silences_warnings_when_quiet():
+    # the context as_link makes its one call of a teacher in: it gets the callee's repr,
+    # not the callee, and only reports; the call and its result stay with the caller
+    import warnings
+
+    from lib._checks import check_returned, user_call
+
+    z = np.linspace(-1.0, 1.0, 5)
+    with pytest.raises(
+        TypeError, match=r"^g must be a vectorized function.*calling <f> on an array of shape \(5,\) raised"
+    ):
+        with user_call("g", z, callee="<f>", call_error=TypeError):
+            z.nope  # noqa: B018
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with user_call("g", z, quiet=True):
+            out = z / 0.0  # no RuntimeWarning escapes
+    with pytest.warns(RuntimeWarning):  # not quiet: the warning is the caller's
+        with np.errstate(divide="warn"), user_call("g", z):
+            np.float64(1.0) / 0.0
+    assert np.isinf(out).sum() == 4
+    assert check_returned("g", out, z, check_finite=False).shape == (5,)
+    with pytest.raises(ValueError, match=r"^g returned non-finite values"):
+        check_returned("g", out, z)
+
+
 def test_check_param_uses_the_declared_ranges():
     assert check_param("kappa", np.inf, scalar=True) == np.inf
     assert check_param("rho", 0.0, scalar=True) == 0.0

@@ -34,7 +34,7 @@ MODULES = (
     "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",
     "lib.theory.spectral_limits", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
-    "lib.training_runs",
+    "lib.training_runs", "lib.loss_curves",
     "lib.teaching.claims", "lib.teaching.tables", "lib.teaching.benchmarks", "lib.teaching.plotting", "lib.teaching.widgets",
 )  # fmt: skip
 CHECKED = {"GL06", "GL07", "PR01", "PR02", "RT01", "RT03"}

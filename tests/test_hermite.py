@@ -452,3 +452,53 @@ def test_old_names_are_aliases():
     """hermite_function(s) are the old names of hermite_polynomial(s), kept for existing code."""
     assert H.hermite_function is H.hermite_polynomial
     assert H.hermite_functions is H.hermite_polynomials
+
+
+def test_a_link_name_is_looked_up_only_by_get_link(monkeypatch):
+    # Issue 33: one look-up of a teacher's name. as_link and the functions of lib.hermite
+    # that accept a name call get_link, once, with their argument's name for the message.
+    from lib import teachers
+
+    seen = []
+    real = H.get_link
+
+    def counting_get_link(name, **options):
+        seen.append((name, options.get("argument")))
+        return real(name, **options)
+
+    monkeypatch.setattr(H, "get_link", counting_get_link)
+    monkeypatch.setattr(teachers, "get_link", counting_get_link)
+    assert teachers.as_link(" ReLU") is H.LINKS["relu"]
+    assert np.array_equal(H.coefficients("tanh", 3), H.LINKS["tanh"].coefficients(3))
+    assert seen == [(" ReLU", "teacher"), ("tanh", "f")]
+    with pytest.raises(ValueError, match=r"^teacher must be one of \[.*'relu'.*\]; got 'gelu'$"):
+        teachers.as_link("gelu")
+    with pytest.raises(ValueError, match=r"^f must be a callable or a link name, one of \[.*\]; got 'gelu'$"):
+        H.second_moment("gelu")
+
+
+def test_no_lib_module_reads_the_catalogue_by_a_computed_key():
+    # The static half of the test above: outside get_link, LINKS is read only by a
+    # literal key (LINKS["relu"]); LINKS.get(...) or LINKS[name] would be a second look-up.
+    import ast
+    from pathlib import Path
+
+    found = []
+    for path in sorted(Path(H.__file__).resolve().parent.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        inside_get_link = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "get_link":
+                inside_get_link |= {id(n) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in inside_get_link:
+                continue
+            if isinstance(node, ast.Attribute) and node.attr == "get" and getattr(node.value, "id", None) == "LINKS":
+                found.append(f"{path.name}:{node.lineno} LINKS.get")
+            if (
+                isinstance(node, ast.Subscript)
+                and getattr(node.value, "id", None) == "LINKS"
+                and not isinstance(node.slice, ast.Constant)
+            ):
+                found.append(f"{path.name}:{node.lineno} LINKS[...]")
+    assert found == []

@@ -125,6 +125,13 @@ def test_plotting_and_widgets_load_on_first_use():
         ("lib", "spectral_error"),
         ("lib.theory", "spectral_error"),
         ("lib.spectral", "spectral_overlap"),
+        ("lib.training", "train_transformer"),
+        ("lib.training", "train_transformer_grid"),
+        ("lib.training", "TrainedTransformer"),
+        ("lib.training", "ATTENTIONS"),
+        ("lib.training", "SAMPLERS"),
+        ("lib.training", "transformer_peak_bytes"),
+        ("lib.training_runs", "loss_curve"),
     ],
 )
 def test_moved_names_say_where_they_went(old, new):

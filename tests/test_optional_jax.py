@@ -18,7 +18,7 @@ BLOCK = "import sys\nfor _m in ('jax', 'jaxlib', 'optax'):\n    sys.modules[_m] 
 MODULES = (
     "lib", "lib.theory", "lib.finite_size", "lib.hermite", "lib.quadrature", "lib.teachers", "lib.samplers",
     "lib.attention", "lib.simulation", "lib.baselines", "lib.spectral", "lib.teaching.claims", "lib.teaching.tables", "lib.teaching.labs",
-    "lib.teaching.plotting", "lib.teaching.widgets", "lib.training_runs",
+    "lib.teaching.plotting", "lib.teaching.widgets", "lib.training_runs", "lib.loss_curves",
 )  # fmt: skip
 
 

@@ -478,17 +478,19 @@ def _teacher_walk(run, teacher) -> list[str]:
 def test_the_teacher_walk_from_simulate_is_at_most_two_hops():
     # Issue 33's target: one resolution of the teacher, at the public boundary, without
     # returns (a Link given by the user is already resolved: it is what travels inward,
-    # to be used, so it is not counted here). A name stays in simulation -> teachers (as_link looks it up); a callable
-    # also reaches lib._checks, where as_link has it called once on the probe grid (the
-    # one place lib calls a user's function); after that only its Link and its probe
-    # values travel. Before this layout the callable went simulation -> teachers ->
-    # quadrature -> _checks (3 hops). A new hop makes this test fail.
+    # to be used, so it is not counted here). A callable stays in simulation -> teachers:
+    # as_link calls it once on the probe grid itself (lib._checks.user_call only reports
+    # a failing call, and gets the callable's repr, not the callable); after that only its
+    # Link and its probe values travel. A name goes simulation -> teachers -> hermite:
+    # as_link hands it to get_link, the one look-up of a name, which returns the Link.
+    # Before this layout the callable went simulation -> teachers -> quadrature ->
+    # _checks (3 hops), then simulation -> teachers -> _checks. A new hop fails the test.
     def tanh(z):
         return np.tanh(z)
 
     for teacher, expected in [
-        (tanh, ["lib.simulation", "lib.teachers", "lib._checks"]),
-        ("relu", ["lib.simulation", "lib.teachers"]),
+        (tanh, ["lib.simulation", "lib.teachers"]),
+        ("relu", ["lib.simulation", "lib.teachers", "lib.hermite"]),
     ]:
         walk = _teacher_walk(lambda: simulate(4, 2.0, 1.0, 2.0, 0.1, teacher=teacher, rng=0, n_test=200), teacher)
         assert walk == expected, (teacher, walk)

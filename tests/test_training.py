@@ -83,7 +83,7 @@ def _transformer_gradient_check():
     params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float64), params)
     data = tuple(jnp.asarray(a) for a in (ctx.X, ctx.y, ctx.x_query, ctx.y_query))
 
-    for attention in T.ATTENTIONS:
+    for attention in TF.ATTENTIONS:
 
         def loss(p, attention=attention):
             return jnp.mean((data[3] - TF._tf_forward(p, *data[:3], attention)) ** 2)
@@ -176,7 +176,7 @@ def test_import_keeps_jax_float32():
 
 
 def test_context_free_control_ignores_the_context():
-    m = T.train_transformer("h2", 3, 2.0, 0.1, attention="none", steps=20, batch=8, lr=1e-2, width=8, rng=0)
+    m = TF.train_transformer("h2", 3, 2.0, 0.1, attention="none", steps=20, batch=8, lr=1e-2, width=8, rng=0)
     assert m.settings["attention"] == "none" and np.all(np.isfinite(m.history))
     ctx = _contexts(n=30, d=3, ell=6, teacher="h2", seed=13)
     other = _contexts(n=30, d=3, ell=9, teacher="relu", seed=14)
@@ -185,7 +185,7 @@ def test_context_free_control_ignores_the_context():
     assert_allclose(m.predict(ctx.X[:, perm], ctx.y[:, perm], ctx.x_query), pred, rtol=1e-6, atol=1e-6)
     assert_allclose(m.predict(other.X, other.y, ctx.x_query), pred, rtol=1e-6, atol=1e-6)
     # a transformer with attention does read the context
-    s = T.train_transformer("h2", 3, 2.0, 0.1, attention="softmax", steps=5, batch=8, lr=1e-2, width=8, rng=0)
+    s = TF.train_transformer("h2", 3, 2.0, 0.1, attention="softmax", steps=5, batch=8, lr=1e-2, width=8, rng=0)
     assert np.max(np.abs(s.predict(other.X, other.y, ctx.x_query) - s.predict(ctx.X, ctx.y, ctx.x_query))) > 1e-6
 
 
@@ -251,8 +251,8 @@ def test_same_seed_same_run():
     assert_allclose(a.W_kq, b.W_kq, rtol=0, atol=0)
     assert_allclose(a.history, b.history, rtol=0, atol=0)
     kw = {"steps": 6, "batch": 8, "lr": 1e-3, "width": 8, "rng": 4}
-    t1 = T.train_transformer("h2", 3, 2.0, 0.1, **kw)
-    t2 = T.train_transformer("h2", 3, 2.0, 0.1, **kw)
+    t1 = TF.train_transformer("h2", 3, 2.0, 0.1, **kw)
+    t2 = TF.train_transformer("h2", 3, 2.0, 0.1, **kw)
     assert_allclose(t1.history, t2.history, rtol=0, atol=0)
     assert t1.history.shape == (6,)
     assert_allclose(t1.test_error(50, rng=1), t2.test_error(50, rng=1))
@@ -261,7 +261,7 @@ def test_same_seed_same_run():
 @pytest.mark.slow
 def test_transformer_variants_run():
     for attention, layers, kappa in (("linear", 2, math.inf), ("softmax", 2, 2.0)):
-        m = T.train_transformer(
+        m = TF.train_transformer(
             "relu",
             3,
             2.0,
@@ -300,9 +300,9 @@ def test_transformer_scan_compiled_once():
     """The training step is a module-level jitted function: a second run with the same shapes and
     optimizer settings (lr, steps) but other data reuses its compilation."""
     kw = {"steps": 4, "batch": 4, "lr": 1e-3, "width": 6}
-    T.train_transformer("h2", 3, 2.0, 0.1, rng=0, **kw)
+    TF.train_transformer("h2", 3, 2.0, 0.1, rng=0, **kw)
     n = TF._tf_scan_data._cache_size()
-    T.train_transformer("relu", 3, 2.0, 0.5, rng=1, **kw)  # other data (teacher, noise, seed)
+    TF.train_transformer("relu", 3, 2.0, 0.5, rng=1, **kw)  # other data (teacher, noise, seed)
     assert TF._tf_scan_data._cache_size() == n
     model = T.train_linear_attention(_contexts(n=20, d=3, ell=5), steps=3, lr=0.01, rng=0)
     n = T._la_scan._cache_size()
@@ -315,11 +315,11 @@ def test_transformer_memory_guard():
 
     t = time.perf_counter()
     with pytest.raises(ValueError, match="alpha, batch and width"):
-        T.train_transformer("h2", 8, 1e7, 0.1, steps=10, batch=128, lr=1e-3)
+        TF.train_transformer("h2", 8, 1e7, 0.1, steps=10, batch=128, lr=1e-3)
     with pytest.raises(ValueError, match="network"):
-        T.train_transformer_grid("h2", 8, 1e7, 0.1, seeds=[0], lrs=[1e-3], steps=10, batch=128)
+        TF.train_transformer_grid("h2", 8, 1e7, 0.1, seeds=[0], lrs=[1e-3], steps=10, batch=128)
     assert time.perf_counter() - t < 5.0  # refused before anything is allocated
-    peak = T.transformer_peak_bytes
+    peak = TF.transformer_peak_bytes
     assert peak(8, 64, 128, 32) > peak(8, 32, 128, 32) > peak(8, 32, 64, 32)
     assert peak(8, 32, 128, 32, members=4, sampler="device") > 2 * peak(8, 32, 128, 32, sampler="device")
     assert peak(8, 32, 128, 32, layers=2) > peak(8, 32, 128, 32)
@@ -336,9 +336,9 @@ def test_device_sampler_and_grid():
     assert abs(y.mean()) < 0.02 and abs(y.var() - 1.1) < 0.05
     assert abs(np.mean(np.sum(np.asarray(xq) ** 2, axis=1)) - 1.0) < 0.02
     kw = {"steps": 40, "batch": 8, "width": 8}
-    grid = T.train_transformer_grid("h2", 3, 2.0, 0.1, seeds=[1, 2], lrs=[1e-3, 1e-2], **kw)
+    grid = TF.train_transformer_grid("h2", 3, 2.0, 0.1, seeds=[1, 2], lrs=[1e-3, 1e-2], **kw)
     assert len(grid) == 2 and len(grid[0]) == 2
-    single = T.train_transformer("h2", 3, 2.0, 0.1, rng=2, lr=1e-2, sampler="device", **kw)
+    single = TF.train_transformer("h2", 3, 2.0, 0.1, rng=2, lr=1e-2, sampler="device", **kw)
     assert_allclose(grid[1][1].history, single.history, rtol=1e-4, atol=1e-6)
     assert not np.allclose(grid[1][0].history, grid[1][1].history)  # the lr matters
     assert_allclose(grid[1][0].history[0], grid[1][1].history[0])  # same init and first batch
@@ -346,9 +346,9 @@ def test_device_sampler_and_grid():
     ctx = _contexts(n=10, d=3, ell=6, teacher="h2")
     assert np.all(np.isfinite(grid[0][1].predict(ctx.X, ctx.y, ctx.x_query)))
     with pytest.raises(ValueError, match="sampler='device'"):
-        T.train_transformer(lambda z: z, 3, 2.0, 0.1, sampler="device", lr=1e-3, **kw)
+        TF.train_transformer(lambda z: z, 3, 2.0, 0.1, sampler="device", lr=1e-3, **kw)
     with pytest.raises(ValueError, match="sampler"):
-        T.train_transformer("h2", 3, 2.0, 0.1, sampler="gpu", lr=1e-3, **kw)
+        TF.train_transformer("h2", 3, 2.0, 0.1, sampler="gpu", lr=1e-3, **kw)
 
 
 # ----------------------------------------------------------------------------------------
@@ -401,31 +401,31 @@ def test_bad_input_linear_attention():
 def test_bad_input_transformer():
     kw = {"steps": 2, "batch": 4, "lr": 1e-3, "width": 4}
     with pytest.raises(ValueError, match="steps"):
-        T.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "steps": 0})
+        TF.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "steps": 0})
     with pytest.raises(ValueError, match="lr"):
-        T.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "lr": 0.0})
+        TF.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "lr": 0.0})
     with pytest.raises(ValueError, match="batch"):
-        T.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "batch": 0})
+        TF.train_transformer("h2", 3, 2.0, 0.1, **{**kw, "batch": 0})
     with pytest.raises(ValueError, match="attention"):
-        T.train_transformer("h2", 3, 2.0, 0.1, attention="relu", **kw)
+        TF.train_transformer("h2", 3, 2.0, 0.1, attention="relu", **kw)
     with pytest.raises(ValueError, match="layers"):
-        T.train_transformer("h2", 3, 2.0, 0.1, layers=3, **kw)
+        TF.train_transformer("h2", 3, 2.0, 0.1, layers=3, **kw)
     with pytest.raises(ValueError, match="alpha"):
-        T.train_transformer("h2", 3, -2.0, 0.1, **kw)
+        TF.train_transformer("h2", 3, -2.0, 0.1, **kw)
     with pytest.raises(ValueError, match="alpha"):
-        T.train_transformer("h2", 3, math.inf, 0.1, **kw)
+        TF.train_transformer("h2", 3, math.inf, 0.1, **kw)
     with pytest.raises(ValueError, match="rho"):
-        T.train_transformer("h2", 3, 2.0, math.nan, **kw)
+        TF.train_transformer("h2", 3, 2.0, math.nan, **kw)
     with pytest.raises(ValueError, match="kappa"):
-        T.train_transformer("h2", 3, 2.0, 0.1, kappa=0.0, **kw)
+        TF.train_transformer("h2", 3, 2.0, 0.1, kappa=0.0, **kw)
     with pytest.raises(ValueError, match="rho"):
-        T.train_transformer("h2", 3, 2.0, -0.1, **kw)
+        TF.train_transformer("h2", 3, 2.0, -0.1, **kw)
     with pytest.raises(TypeError, match="d must be an integer"):
-        T.train_transformer("h2", 3.5, 2.0, 0.1, **kw)
+        TF.train_transformer("h2", 3.5, 2.0, 0.1, **kw)
     with pytest.raises((ValueError, TypeError)):
-        T.train_transformer("no-such-teacher", 3, 2.0, 0.1, **kw)
+        TF.train_transformer("no-such-teacher", 3, 2.0, 0.1, **kw)
     with pytest.raises(T.TrainingDivergedError, match="lr = 1e"):
-        T.train_transformer("h2", 3, 2.0, 0.1, steps=200, batch=16, lr=1e6, width=8, rng=0)
+        TF.train_transformer("h2", 3, 2.0, 0.1, steps=200, batch=16, lr=1e6, width=8, rng=0)
 
 
 # ----------------------------------------------------------------------------------------
@@ -513,6 +513,7 @@ def test_streaming_gamma_of_the_script_is_fit_gamma():
 @pytest.mark.slow
 def test_make_training_smoke(tmp_path):
     """The smoke grid runs, shares one test set per (teacher, d, alpha), pairs, and resumes."""
+    import lib.loss_curves
     import lib.training_runs as tr
 
     mt = _make_training()
@@ -530,7 +531,7 @@ def test_make_training_smoke(tmp_path):
     for r in rows:
         assert r["icl"] - r["icl_cf"] == pytest.approx(r["diff_cf"], abs=1e-9)
         assert np.isfinite(r["val"]) and r["lr"] in [float(v) for v in r["lrs"].split(",")]
-        steps, loss = tr.loss_curve(r)
+        steps, loss = lib.loss_curves.loss_curve(r)
         assert steps[-1] <= r["steps"] and np.all(np.isfinite(loss))
     la = {r["kind"]: r for r in rows if r["kind"].startswith("la_")}
     assert la["la_reduced"]["v21_norm"] == 0.0 and la["la_full"]["v21_norm"] > 0.0

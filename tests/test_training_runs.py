@@ -12,6 +12,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import lib
+from lib import loss_curves
 from lib import training_runs as tr
 
 ROWS = [
@@ -366,13 +367,6 @@ def test_paired_difference_pairs_by_draw():
         tr.paired_difference(PAIRED, "softmax", {"kind": "none"})
 
 
-def test_loss_curve():
-    steps, loss = tr.loss_curve({"loss_every": 5.0, "loss_curve": "[1.0, 0.5, 0.25]"})
-    assert list(steps) == [5, 10, 15] and list(loss) == [1.0, 0.5, 0.25]
-    with pytest.raises(ValueError, match="loss_curve"):
-        tr.loss_curve({"icl": 1.0})
-
-
 def test_probe_features_context_free_and_oracle():
     import lib
 
@@ -446,7 +440,7 @@ def test_load_control_runs_accepts_a_diverged_candidate(tmp_path):
     write(rows)
     loaded = tr.load_control_runs("controls", tmp_path)
     assert loaded[0]["val_errors"] == "[1.5, Infinity, 2.0]"
-    steps, loss = tr.loss_curve(loaded[0])
+    steps, loss = loss_curves.loss_curve(loaded[0])
     assert steps.size == loss.size > 0 and np.all(np.isfinite(loss))
 
 

@@ -16,6 +16,7 @@ from numpy.testing import assert_allclose
 pytest.importorskip("jax")
 import lib  # noqa: E402
 import lib.training as T  # noqa: E402
+import lib.transformers as TF  # noqa: E402
 
 
 def _spy_adam(monkeypatch):
@@ -37,13 +38,13 @@ def _values(schedule, steps):
 
 @pytest.fixture(scope="module")
 def tiny_transformer():
-    return T.train_transformer("relu", 3, 2.0, 0.1, width=4, steps=8, batch=4, lr=1e-2, rng=0)
+    return TF.train_transformer("relu", 3, 2.0, 0.1, width=4, steps=8, batch=4, lr=1e-2, rng=0)
 
 
 def test_transformer_step_size_is_a_cosine_decay_to_a_tenth(monkeypatch):
     calls = _spy_adam(monkeypatch)
     steps, lr = 8, 1e-2
-    T.train_transformer("relu", 3, 2.0, 0.1, width=4, steps=steps, batch=4, lr=lr, rng=0)
+    TF.train_transformer("relu", 3, 2.0, 0.1, width=4, steps=steps, batch=4, lr=lr, rng=0)
     assert len(calls) == 1, "train_transformer must build one Adam optimizer from its schedule"
     t = np.array([0, 2, 4, 6, 8, 20])
     expected = lr * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * np.minimum(t, steps) / steps)))

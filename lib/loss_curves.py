@@ -1,0 +1,124 @@
+"""The stored training-loss curves of chapter 7's sweeps, and what the book reads from them.
+
+- :func:`loss_curve`: the loss curve stored in a row of the ``controls`` or ``full_la``
+  sweep (:func:`lib.training_runs.load_control_runs`);
+- :func:`late_loss_drop`: how much the seed-averaged loss still falls at the end of
+  training, the number chapter 7 uses to tell a network that has stopped learning from
+  one that is still descending.
+
+Numpy only, no JAX.
+
+Used in: :doc:`chapter 7 </book/trained/networks>`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from lib._checks import as_float_array
+
+__all__ = ["CurveLike", "MIN_POINTS", "late_loss_drop", "loss_curve"]
+
+#: What :func:`late_loss_drop` accepts for one run: a row of a stored sweep (read with
+#: :func:`loss_curve`) or the loss values themselves, a 1-D array.
+CurveLike = Union[Mapping[str, Any], Sequence[float], np.ndarray]
+
+#: Fewest points of a curve for :func:`late_loss_drop`: each fifth must hold one.
+MIN_POINTS = 5
+
+
+def loss_curve(row: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The stored training-loss curve of a ``controls`` / ``full_la`` row.
+
+    Parameters
+    ----------
+    row : dict
+        A :func:`lib.training_runs.load_control_runs` row with the columns
+        ``loss_every`` (``k``) and ``loss_curve`` (the loss averaged over consecutive
+        windows of ``k`` steps, as JSON).
+
+    Returns
+    -------
+    steps, loss : numpy.ndarray
+        The last step of each window and the window's mean loss.
+
+    Raises
+    ------
+    ValueError
+        If ``row`` lacks one of the two columns or they cannot be read.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    try:
+        k = int(float(row["loss_every"]))
+        loss = np.asarray(json.loads(row["loss_curve"]), dtype=float)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError("row must have the columns loss_every and loss_curve (a controls or full_la row)") from exc
+    return k * np.arange(1, loss.size + 1), loss
+
+
+def late_loss_drop(runs: Sequence[CurveLike]) -> float:
+    r"""Relative fall of the seed-averaged loss from the fourth fifth to the last fifth.
+
+    The curves of the runs (one per seed) are cut to the shortest length :math:`m` and
+    averaged point by point into :math:`\bar L_1, \dots, \bar L_m`. With :math:`Q_4` the
+    mean of :math:`\bar L` over the points :math:`\lfloor 3m/5 \rfloor \le j <
+    \lfloor 4m/5 \rfloor` (counted from 0) and :math:`Q_5` its mean over
+    :math:`j \ge \lfloor 4m/5 \rfloor`, the drop is :math:`(Q_4 - Q_5)/Q_4`. It is
+    near 0 for a network that has stopped learning (up to the fluctuation of the
+    mini-batch loss) and positive for one still descending.
+
+    Parameters
+    ----------
+    runs : sequence of dict or of array_like
+        One run per entry: a row of a stored sweep (its curve read by
+        :func:`loss_curve`) or a 1-D array of loss values in the order of training.
+
+    Returns
+    -------
+    float
+        :math:`(Q_4 - Q_5)/Q_4`; negative when the loss rose at the end.
+
+    Raises
+    ------
+    TypeError
+        If ``runs`` is not a sequence (a single row or a string), or a curve is not an
+        array of real numbers.
+    ValueError
+        If ``runs`` is empty, a curve is not 1-D and finite, the shortest curve has fewer
+        than :data:`MIN_POINTS` points, or :math:`Q_4 \le 0` (a loss is positive).
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>` (the audit of the
+    control sweep at :math:`d = 8` and :math:`d = 16`).
+
+    Examples
+    --------
+    >>> late_loss_drop([[5.0, 4.0, 3.0, 2.0, 1.0], [5.0, 4.0, 3.0, 2.0, 1.0]])
+    0.5
+    """
+    if isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (Sequence, np.ndarray)):
+        raise TypeError(f"runs must be a sequence of rows or of 1-D loss arrays; got {type(runs).__name__}")
+    if len(runs) == 0:
+        raise ValueError("runs must hold at least one run; got an empty sequence")
+    curves = [
+        as_float_array(f"runs[{i}] (its loss curve)", loss_curve(r)[1] if isinstance(r, Mapping) else r, 1)
+        for i, r in enumerate(runs)
+    ]
+    m = min(c.size for c in curves)
+    if m < MIN_POINTS:
+        raise ValueError(
+            f"runs: every loss curve must have at least {MIN_POINTS} points (one per fifth); the shortest has {m}"
+        )
+    mean_curve = np.mean([c[:m] for c in curves], axis=0)
+    q4, q5 = mean_curve[3 * m // 5 : 4 * m // 5].mean(), mean_curve[4 * m // 5 :].mean()
+    if not q4 > 0:
+        raise ValueError(f"runs: the mean loss over the fourth fifth must be positive; got {float(q4)!r}")
+    return float((q4 - q5) / q4)
