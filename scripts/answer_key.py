@@ -35,8 +35,11 @@ import sync_notebooks  # noqa: E402  (after the sys.path line above; reads _toc.
 ROOT = _HERE.parent
 #: What the key takes from a chapter page, in document order.
 SELECT = "div.exercise, div.solution, div.cell.tag_lab-solution"
+#: The key's own style. ``display: block`` undoes the theme's ``body { display: flex }``:
+#: in a flex column the margins of the blocks do not collapse, and the last item of a
+#: chapter, the chapter's margin and its heading's margin added up to a 100-px gap.
 PRINT_CSS = """
-body { margin: 2em auto; max-width: 52em; padding: 0 1em; }
+body { display: block; margin: 2em auto; max-width: 52em; padding: 0 1em; }
 h1.key-title { margin-bottom: .2em; }
 section.key-chapter { margin-top: 2.5em; }
 section.key-chapter > h2 { border-bottom: 1px solid #999; }

@@ -10,9 +10,11 @@ makes the student edition from the same sources:
    - everything from a ``{solution-start}`` directive to the end of the matching
      ``{solution-end}`` directive is removed: the markdown of the solution and every
      code cell in between;
-   - in each code cell tagged ``lab-solution`` the lines between ``# --- solution ---``
-     and ``# --- end solution ---`` are replaced by ``...``, so the lab's function is a
-     skeleton that returns ``None`` (its signature and docstring stay);
+   - in each code cell tagged ``lab-solution`` the lines from ``# --- solution ---``
+     to ``# --- end solution ---`` (the markers included) are replaced by the comment
+     :data:`SKELETON_COMMENT` and a line ``...``, so the lab's function is a skeleton
+     that returns ``None`` (its signature and docstring stay) and shows no solution
+     marker (:func:`solution_markers`);
 
    - the instructor-only passages of the markdown (pages and notebook cells) are
      removed: the lines from a ``% instructor-only`` line to the next
@@ -72,6 +74,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import html
 import json
 import os
 import re
@@ -95,6 +98,17 @@ ROOT = _HERE.parent
 SOLUTION_BEGIN = "# --- solution ---"
 SOLUTION_END = "# --- end solution ---"
 LAB_TAG = "lab-solution"
+#: What a lab skeleton shows in place of the reference solution, above a line ``...``.
+SKELETON_COMMENT = "# Your code here: write the body in place of the line below."
+#: A comment line that marks solution code: ``# --- solution ---``, ``# --- end
+#: solution ---``, ``# solution code`` (the bar of a collapsed solution cell,
+#: scripts/sync_notebooks.py) and the like. No code cell of the student edition and no
+#: page of its HTML may show one (:func:`solution_markers`).
+SOLUTION_MARKER = re.compile(
+    r"^[ \t]*#[ \t#*=-]*(?:(?:begin|start|end)[ \t]+(?:of[ \t]+)?)?(?:reference[ \t]+)?"
+    r"solution(?:[ \t]+code)?[ \t#*=-]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 #: The cell that puts a student notebook's lab checks in the student edition.
 STUDENT_CELL_SOURCE = """\
 # Student edition: the lab checks print their verdict and never stop the
@@ -231,9 +245,10 @@ def skeleton(source: str, where: str) -> str:
     Returns
     -------
     str
-        The source with the lines strictly between each ``# --- solution ---`` and
-        ``# --- end solution ---`` marker replaced by one ``...`` line, indented like
-        the opening marker. The marker lines stay, to show where the code goes.
+        The source with the lines from each ``# --- solution ---`` to the next
+        ``# --- end solution ---``, both markers included, replaced by two lines
+        indented like the opening marker: :data:`SKELETON_COMMENT`, which shows where
+        the code goes, and ``...``. No solution marker is left for students to see.
     """
     out: list[str] = []
     opened = False
@@ -245,13 +260,12 @@ def skeleton(source: str, where: str) -> str:
                 raise StudentEditionError(f"{where}: nested '{SOLUTION_BEGIN}'")
             opened = True
             indent = line[: len(line) - len(line.lstrip())]
-            out += [line, f"{indent}..."]
+            out += [f"{indent}{SKELETON_COMMENT}", f"{indent}..."]
         elif stripped == SOLUTION_END:
             if not opened:
                 raise StudentEditionError(f"{where}: '{SOLUTION_END}' without a start")
             opened = False
             count += 1
-            out.append(line)
         elif not opened:
             out.append(line)
     if opened:
@@ -408,31 +422,67 @@ def student_config(text: str, record: str | None = None) -> str:
         "jupyterhub_url": "",
         "thebe": False,
     }
-    html = config.setdefault("html", {})
+    html_config = config.setdefault("html", {})
     for key in ("use_repository_button", "use_issues_button", "use_edit_page_button"):
-        html[key] = False
+        html_config[key] = False
     head = "# The student edition's _config.yml, written by scripts/make_student.py\n"
     return head + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+
+
+def solution_markers(text: str) -> list[str]:
+    """The solution-marker comment lines in ``text`` (:data:`SOLUTION_MARKER`), stripped.
+
+    ``text`` is a cell's source, or the text of a page (tags removed, entities
+    unescaped: :func:`html_solution_markers`).
+    """
+    return [m.group(0).strip() for m in SOLUTION_MARKER.finditer(text)]
 
 
 def has_solution_content(nb: nbformat.NotebookNode) -> list[str]:
     """List what in a notebook still looks like solution content (empty when clean).
 
-    Used by the tests and as a final check on every generated notebook.
+    A solution directive in a markdown cell, a solution-marker comment in a code cell
+    (:func:`solution_markers`), a lab cell that is not a skeleton. Used by the tests and
+    as a final check on every generated notebook.
     """
     problems = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown" and re.search(r"\{solution", cell.source):
             problems.append(f"cell {i}: a solution directive")
-        if cell.cell_type == "code" and LAB_TAG in cell.metadata.get("tags", []):
+        if cell.cell_type != "code":
+            continue
+        for marker in solution_markers(cell.source):
+            problems.append(f"cell {i}: the solution marker {marker!r}")
+        if LAB_TAG in cell.metadata.get("tags", []):
             lines = [ln.strip() for ln in cell.source.splitlines()]
             for j, line in enumerate(lines):
-                if line == SOLUTION_BEGIN and lines[j + 1 : j + 3] != [
-                    "...",
-                    SOLUTION_END,
-                ]:
-                    problems.append(f"cell {i}: code between the solution markers")
+                if line == SKELETON_COMMENT and lines[j + 1 : j + 2] != ["..."]:
+                    problems.append(f"cell {i}: code where the skeleton has '...'")
     return problems
+
+
+#: The HTML tags of a page, removed before its text is searched for markers.
+_TAG = re.compile(r"<[^>]*>")
+
+
+def html_solution_markers(html_dir: Path) -> list[str]:
+    """The solution-marker comment lines shown by the pages of a built HTML book.
+
+    Every ``.html`` page under ``html_dir`` is searched, as text (tags removed, entities
+    unescaped), and so is every notebook or source its download button gives
+    (``_sources``). Returns ``"<page>: <marker>"`` for each one found (empty: clean).
+    """
+    found = []
+    for path in sorted(html_dir.rglob("*")):
+        if path.suffix == ".html":
+            text = html.unescape(_TAG.sub("", path.read_text(encoding="utf-8")))
+        elif path.suffix == ".ipynb":
+            cells = nbformat.read(path, as_version=4).cells
+            text = "\n".join(c.source for c in cells if c.cell_type == "code")
+        else:
+            continue
+        found += [f"{path.relative_to(html_dir)}: {m}" for m in solution_markers(text)]
+    return found
 
 
 #: An ``{eval}`` role in a markdown cell (as tests/book/test_notebooks.py reads them).
@@ -592,10 +642,13 @@ def build(out: Path, jb_flags: list[str]) -> None:
     cmd = [str(jb), "build", str(out / "src"), "--path-output", str(work), *jb_flags]
     print("running:", " ".join(cmd), flush=True)
     subprocess.run(cmd, env=env, check=True)
-    html = out / "html"
-    if html.exists():
-        shutil.rmtree(html)
-    shutil.move(str(work / "_build" / "html"), str(html))
+    html_dir = out / "html"
+    if html_dir.exists():
+        shutil.rmtree(html_dir)
+    shutil.move(str(work / "_build" / "html"), str(html_dir))
+    markers = html_solution_markers(html_dir)
+    if markers:
+        raise StudentEditionError("the student HTML shows solution markers: " + "; ".join(markers))
 
 
 #: What a student needs to ``pip install`` the package, and nothing of ``book/`` (whose
@@ -701,7 +754,11 @@ def main(argv: list[str] | None = None) -> int:
     if (root / "pyproject.toml").is_file():  # a book copy without the package has none to hand out
         print(f"the package to hand out with them in {write_package(out / 'package', root)}")
     if not args.no_build:
-        build(out, args.jb_flags or ["-W", "-n", "--keep-going"])
+        try:
+            build(out, args.jb_flags or ["-W", "-n", "--keep-going"])
+        except StudentEditionError as err:
+            print(f"make_student: {err}", file=sys.stderr)
+            return 2
         print(f"The student edition is at: file://{out / 'html' / 'index.html'}")
     return 0
 

@@ -1,6 +1,7 @@
 """Tests for scripts/answer_key.py: the printable answer key from the built book."""
 
 import importlib.util
+import os
 from pathlib import Path
 
 import nbformat
@@ -115,3 +116,58 @@ def test_key_keeps_mathjax_and_drops_the_page_furniture_scripts(tmp_path):
         "../_build/html/_static/mathjax/tex-chtml.js",
     ]
     assert 'rel="preload"' not in path.read_text()
+
+
+#: The theme's rules that made the gap: the body a flex column (whose items' margins do
+#: not collapse) and large heading and paragraph margins (pydata-sphinx-theme's values).
+THEME_CSS = """
+body { display: flex; flex-direction: column; min-height: 100vh; }
+h2 { margin-top: 2.75rem; margin-bottom: 1.05rem; }
+p, div.cell { margin-bottom: 1.15rem; }
+"""
+#: The largest space allowed between two blocks of the key: about one heading's margin.
+MAX_GAP_PX = 60
+
+
+def _gaps_before_chapters(path):
+    """Pixels between each chapter heading and the block above it, in chromium."""
+    spec = importlib.util.spec_from_file_location("browser", ROOT / "scripts" / "browser.py")
+    browser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(browser)
+    if browser.missing():
+        pytest.skip(browser.missing())
+    with browser.chromium(1280, 900) as driver:
+        driver.get(path.resolve().as_uri())
+        return driver.execute_script(
+            """
+            const blocks = [...document.body.children]
+              .flatMap(e => e.matches('section.key-chapter') ? [...e.children] : [e])
+              .filter(e => e.getBoundingClientRect().height > 0);
+            const gaps = [];
+            for (let i = 1; i < blocks.length; i++) {
+              if (blocks[i].tagName !== 'H2') continue;
+              gaps.push(blocks[i].getBoundingClientRect().top - blocks[i - 1].getBoundingClientRect().bottom);
+            }
+            return gaps;
+            """
+        )
+
+
+def test_no_empty_gap_before_a_chapter(tmp_path):
+    """With the theme's flex body the margins above a chapter heading added up to
+    ~100 px of blank page; the key's own style lets them collapse."""
+    html = _book(tmp_path)
+    (html / "_static").mkdir()
+    (html / "_static" / "book.css").write_text(THEME_CSS)
+    path, *_ = answer_key.build(html, tmp_path / "key", root=tmp_path)
+    gaps = _gaps_before_chapters(path)
+    assert gaps and max(gaps) <= MAX_GAP_PX, gaps
+
+
+def test_no_empty_gap_in_the_key_of_the_built_book(tmp_path):
+    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
+    if not (html / "book" / "hermite" / "basics.html").exists():
+        pytest.skip("the book is not built (make book)")
+    path, *_ = answer_key.build(html, tmp_path)
+    gaps = _gaps_before_chapters(path)
+    assert len(gaps) >= 7 and max(gaps) <= MAX_GAP_PX, gaps

@@ -63,7 +63,43 @@ def test_toy_notebook_loses_its_solutions_and_keeps_its_exercises():
     assert make_student.has_solution_content(student) == []
     lab = next(c for c in student.cells if "lab-solution" in c.metadata.get("tags", []))
     assert "hermegauss" not in lab.source and '"""The Hermite coefficient' in lab.source
-    assert "# --- solution ---\n    ...\n    # --- end solution ---" in lab.source
+    assert f"    {make_student.SKELETON_COMMENT}\n    ...\n" in lab.source
+    assert make_student.solution_markers(lab.source) == []  # no marker shown to students
+    assert make_student.solution_markers(LAB) == ["# --- solution ---", "# --- end solution ---"]
+
+
+def test_a_surviving_solution_marker_is_caught():
+    """Any solution-marker comment left in a student code cell is refused."""
+    student = make_student.student_notebook(_toy_notebook(), "toy.ipynb")
+    assert make_student.has_solution_content(student) == []
+    lab = next(i for i, c in enumerate(student.cells) if "lab-solution" in c.metadata.get("tags", []))
+    for marker in ("# --- solution ---", "    # --- end solution ---", "# solution code", "# BEGIN SOLUTION"):
+        bad = copy.deepcopy(student)
+        bad.cells[lab].source += "\n" + marker
+        assert [p.split(": ")[0] for p in make_student.has_solution_content(bad)] == [f"cell {lab}"], marker
+    bad = copy.deepcopy(student)  # in any code cell, not only a lab's
+    i = next(i for i, c in enumerate(bad.cells) if c.source.startswith("import numpy"))
+    bad.cells[i].source = "# solution code\n" + bad.cells[i].source
+    assert make_student.has_solution_content(bad) == [f"cell {i}: the solution marker '# solution code'"]
+    # comments that only mention a solution are no markers
+    for fine in ("# the lab's reference solution: lib's fit", "x = 1  # solution", "# solutions of eq. (3)"):
+        assert make_student.solution_markers(fine) == [], fine
+
+
+def test_markers_are_found_in_built_html_and_downloads(tmp_path):
+    """The check run on the student HTML after its build (pygments markup, _sources)."""
+    page = tmp_path / "book" / "ch.html"
+    page.parent.mkdir()
+    line = '<span class="w">    </span><span class="c1"># --- end solution ---</span>'
+    page.write_text(f'<div class="highlight"><pre><span></span>def f():\n{line}\n</pre></div>')
+    (tmp_path / "clean.html").write_text("<p>The solution of eq. 3.</p><h2>Solutions<a>#</a></h2>")
+    nb = make_student.student_notebook(_toy_notebook(), "toy.ipynb")
+    (tmp_path / "_sources").mkdir()
+    nbformat.write(nb, tmp_path / "_sources" / "clean.ipynb")
+    assert make_student.html_solution_markers(tmp_path) == ["book/ch.html: # --- end solution ---"]
+    nb.cells[-1].source += "\n# --- solution ---"
+    nbformat.write(nb, tmp_path / "_sources" / "ch.ipynb")
+    assert make_student.html_solution_markers(tmp_path)[0] == "_sources/ch.ipynb: # --- solution ---"
 
 
 def test_lab_skeleton_returns_none_and_the_check_says_not_attempted(capsys, monkeypatch):
@@ -176,6 +212,8 @@ def test_the_books_student_notebooks(tmp_path):
     for path in written:
         nb = nbformat.read(path, as_version=4)
         assert make_student.has_solution_content(nb) == [], path
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        assert make_student.solution_markers(code) == [], path
         assert nb.metadata["lib_labs"]["edition"] == "student"
         assert [c.metadata.get("book_sync") for c in nb.cells[:3]] == [
             "setup",
@@ -193,6 +231,11 @@ def test_the_books_student_notebooks(tmp_path):
                 if "lab-solution" in cell.metadata.get("tags", []):
                     _skeleton_functions_return_none(cell.source)
     assert len(labs_found) >= 9 and "dMMSE predictor" in labs_found
+    # the control: the instructor notebooks' lab cells do show the markers
+    for path in (ROOT / "book").rglob("*.ipynb"):
+        for cell in nbformat.read(path, 4).cells:
+            if "lab-solution" in cell.metadata.get("tags", []):
+                assert make_student.solution_markers(cell.source), path
 
 
 def test_instructor_only_passages_are_dropped():
@@ -393,6 +436,9 @@ def test_student_html_shows_the_instructor_builds_eval_texts(tmp_path):
     assert student.count("RAN ONCE") == teacher.count("RAN ONCE") == 2
     assert "AssertionError" not in student
     assert "{eval" not in student and "eval-recorded" not in student
+    # the lab skeleton shows no solution marker, in the page or its download
+    assert "# --- solution ---" in teacher and make_student.SKELETON_COMMENT in student
+    assert make_student.html_solution_markers(out / "html") == []
 
 
 def test_student_pages_have_no_slide_links_or_grading():
