@@ -1,6 +1,6 @@
 """Regenerate lib/data/bayes_error.csv/.json: the Bayes error of chapter 7's points, by Monte Carlo.
 
-Usage (from the repository root; one command, about three minutes of CPU time)::
+Usage (from the repository root; one command, about three minutes of CPU time (--jobs 4: under a minute on four idle cores))::
 
     python scripts/make_bayes.py [--jobs 3]
 
@@ -43,7 +43,7 @@ from lib.theory import context_free_error  # noqa: E402
 
 SEED = 20261206
 RHO = 0.1
-SETTINGS = {"n_chains": 4, "n_temps": 8, "beta_min": 1e-3, "n_burn": 1000, "n_keep": 2000, "n_query": 32}
+SETTINGS = {"n_chains": 4, "n_temps": 8, "beta_min": 1e-3, "n_burn": 2000, "n_keep": 6000, "n_query": 32}
 #: (teacher, d, alpha, n_contexts): fewer contexts where a context costs more (long
 #: contexts) or where the per-context values scatter less (large alpha)
 POINTS = [

@@ -115,11 +115,10 @@ def test_reproducible_from_the_seed():
     ],
 )
 def test_bad_input(kwargs, exc, match):
-    args = {"teacher": "h2", "d": 8, "alpha": 2.0, "rho": RHO, "n_contexts": 4, "rng": 0} | kwargs
+    args = {"teacher": "h2", "d": 8, "alpha": 2.0, "rho": RHO, "n_contexts": 4, "rng": 0, "n_burn": 2, "n_keep": 4}
+    args |= kwargs
     with pytest.raises(exc, match=match):
-        bayes.bayes_error(
-            args.pop("teacher"), args.pop("d"), args.pop("alpha"), args.pop("rho"), n_burn=2, n_keep=4, **args
-        )
+        bayes.bayes_error(args.pop("teacher"), args.pop("d"), args.pop("alpha"), args.pop("rho"), **args)
 
 
 def _script():
