@@ -13,6 +13,8 @@ One module per concept, the science apart from the teaching layer:
   pretraining (dense, dual and matrix-free solvers) and the exact error (chapter 2).
 - :mod:`lib.simulation`   ``mc_error``, ``simulate`` and ``simulate_many`` (chapters 2-5).
 - :mod:`lib.baselines`    Bayes-optimal ridge and dMMSE predictors (chapters 2 and 5).
+- :mod:`lib.bayes`        the Bayes error at finite d, by Monte Carlo over the task's
+  posterior (chapter 7).
 - :mod:`lib.spectral`     the spectral in-context estimator (chapter 6); its theory is
   :mod:`lib.theory.spectral_limits`.
 - :mod:`lib.theory`       the asymptotic error formulas (package: ``marchenko_pastur``,
@@ -44,6 +46,7 @@ __version__ = "0.1.0"
 from . import (
     attention,
     baselines,
+    bayes,
     finite_size,
     hermite,
     quadrature,
@@ -78,7 +81,7 @@ _LAZY = ("training", "training_runs", "transformers", "loss_curves")
 
 __all__ = [
     "__version__",
-    "attention", "baselines", "finite_size", "hermite", "quadrature", "samplers", "simulation",
+    "attention", "baselines", "bayes", "finite_size", "hermite", "quadrature", "samplers", "simulation",
     "spectral", "teachers", "teaching", "theory",
     "simulate", "simulate_many", "fit_gamma", "predict", "exact_error", "mc_error", "linear_attention",
     "gamma_from_weights",

@@ -31,7 +31,7 @@ docscrape = pytest.importorskip("numpydoc.docscrape")
 MODULES = (
     "lib", "lib._checks", "lib.teaching._lab_names", "lib._limits", "lib._ridge_solvers", "lib.quadrature", "lib.hermite", "lib.teachers",
     "lib.samplers", "lib.attention",
-    "lib.simulation", "lib.baselines", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
+    "lib.simulation", "lib.baselines", "lib.bayes", "lib.spectral", "lib.theory", "lib.theory.marchenko_pastur",
     "lib.theory.linear", "lib.theory.nonlinear", "lib.theory.kappa_inf", "lib.theory.gap",
     "lib.theory.spectral_limits", "lib.finite_size", "lib.finite_size.data", "lib.finite_size.fits", "lib.finite_size.study",
     "lib.training_runs", "lib.loss_curves",
