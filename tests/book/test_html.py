@@ -2,11 +2,12 @@
 
 Run after the book is built (``make book``; ``.ci/run`` does both)::
 
-    .venv/bin/python -m pytest tests/book/test_html.py -m html
+    .venv/bin/python -m pytest tests/book/test_html.py tests/book/test_html_figures.py -m html
 
 The built book is taken from ``$BOOK_HTML`` (default ``_build/html``). The test serves
 it on 127.0.0.1, opens every page at 1280 px and at phone width (390 px) in Debian's
-chromium (selenium with ``/usr/bin/chromedriver``; nothing is downloaded), waits for
+chromium (selenium with ``/usr/bin/chromedriver``; nothing is downloaded; one browser
+per width, the two side by side, each opening every page once: ``page_pass``), waits for
 MathJax and for the book's script (``book/_static/book.js``), and checks: no raw TeX
 left, no MathJax error, every image loaded, every figure a link to its image file, no
 console error, the theorem/exercise blocks of the source present, every figure with alt
@@ -31,9 +32,10 @@ that every slide fits the 1280 x 720 frame; check
 the 1280 px header (one search button, no empty band); and click the header's sidebar
 buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
-buttons; the themes bind only the first, hidden one).
+buttons; the themes bind only the first, hidden one). These tests share one browser
+(the fixture ``shared``), reset between them (``_fresh``); every wait is for a condition.
 
-It saves a full-page screenshot of every page in ``_build/screenshots/`` (or
+It saves a full-page screenshot (JPEG) of every page in ``_build/screenshots/`` (or
 ``$BOOK_SCREENSHOTS``) and writes everything wider than the column, at both widths, to
 ``overflow.txt`` there (the allowed scroll boxes marked ``allowed``). Without chromium
 the test skips with the reason. ``BOOK_PAGES`` limits the run to some pages (comma
@@ -44,7 +46,7 @@ into an expected failure (for a look at a book in progress).
 from __future__ import annotations
 
 import base64
-import contextlib
+import concurrent.futures
 import json
 import os
 import re
@@ -337,14 +339,15 @@ def _source_counts(page: str) -> dict[str, int]:
 
 
 def _screenshot(driver, path: Path, width: int) -> None:
-    """Full-page PNG: the viewport is made as tall as the page, then captured."""
+    """Full-page JPEG: the viewport is made as tall as the page, then captured (a look
+    for a reader of the report, checked by nothing: JPEG takes a third less time than PNG)."""
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",
         {"width": width, "height": int(min(height, 16000)), "deviceScaleFactor": 1, "mobile": False},
     )
     try:
-        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "jpeg", "quality": 85})
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -368,24 +371,110 @@ def _skip_without_browser_or_book() -> None:
         pytest.skip(f"browser test skipped: no built book at {HTML} (run make book first)")
 
 
-@pytest.fixture(scope="module")
-def report():
-    _skip_without_browser_or_book()
+# Opens every figure of the page (at most 3) with a real click on its image and measures
+# the zoom view (book.js); returns one record per figure (tests/book/test_html_figures.py
+# checks them). Run by the page pass after PAGE_JS, on the pages with a figure.
+ZOOM_JS = r"""
+const done = arguments[arguments.length - 1];
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+(async () => {
+  for (let i = 0; i < 100 && !document.documentElement.dataset.bookFit; i++) await sleep(50);
+  const imgs = [...document.querySelectorAll('article a.figure-zoom > img')].slice(0, 3);
+  await Promise.all(imgs.map(i => i.complete ? null :
+    new Promise(r => { i.onload = i.onerror = r; })));
+  const href = location.href, out = [];
+  for (const img of imgs) {
+    img.scrollIntoView({block: 'center'});
+    img.click();
+    const view = document.querySelector('dialog.figure-zoom-view');
+    const big = view && view.querySelector('img');
+    for (let i = 0; i < 60 && !(big && big.complete && big.naturalWidth &&
+      big.getBoundingClientRect().width > 0); i++) await sleep(50);
+    const pane = view && view.querySelector('.figure-zoom-pane');
+    out.push({
+      src: img.getAttribute('src'), open: !!(view && view.open), stayed: location.href === href,
+      natural: big ? big.naturalWidth : 0,
+      shown: big ? Math.round(big.getBoundingClientRect().width) : 0,
+      paneWidth: pane ? pane.clientWidth : 0, paneScroll: pane ? pane.scrollWidth : 0,
+    });
+    if (view && view.open) view.close();
+  }
+  done(out);
+})().catch(e => done([{fatal: String(e)}]));
+"""
+
+
+def _pages() -> list[str]:
+    """The pages to check: every page of the build, or those BOOK_PAGES names."""
     pages = browser.all_pages(HTML)
     if ONLY:  # a quick look at a few pages
         pages = [p for p in pages if any(p.startswith(o) for o in ONLY)]
+    return pages
+
+
+def figure_pages() -> list[str]:
+    """The pages (of ``_pages()``) with a figure that book.js makes zoomable."""
+    return [p for p in _pages() if "figure-zoom" in (HTML / p).read_text(encoding="utf-8")]
+
+
+def _visit_every_page(base: str, width: int) -> dict:
+    """One browser at ``width`` x 900 px opens every page once: PAGE_JS's report, the
+    console errors of the load, a full-page screenshot, and on the pages with a figure
+    ZOOM_JS's records (``zoom``), the console errors of the clicks (``zoomConsole``),
+    the page's address (``url``) and the address after the clicks (``zoomUrl``)."""
+    from selenium.common.exceptions import WebDriverException
+
+    zoomed = set(figure_pages())
     results = {}
-    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
+    with browser.chromium(width) as driver:
         driver.set_script_timeout(60)
-        for page in pages:
-            for width in (WIDE, PHONE):
-                driver.set_window_size(width, 900)
-                driver.get(base + page)
-                result = driver.execute_async_script(PAGE_JS)
-                result["console"] = _console_errors(driver)
-                name = page[: -len(".html")].replace("/", "__")
-                _screenshot(driver, SHOTS / f"{name}{'' if width == WIDE else '-phone'}.png", width)
-                results[page, width] = result
+        for page in _pages():
+            driver.get(base + page)
+            result = driver.execute_async_script(PAGE_JS)
+            result["console"] = _console_errors(driver)
+            name = page[: -len(".html")].replace("/", "__")
+            _screenshot(driver, SHOTS / f"{name}{'' if width == WIDE else '-phone'}.jpg", width)
+            if page in zoomed:
+                try:
+                    result["zoom"] = driver.execute_async_script(ZOOM_JS)
+                except WebDriverException as e:  # e.g. a click that left the page
+                    result["zoom"] = [{"fatal": str(e)[:300]}]
+                result["url"], result["zoomUrl"] = base + page, driver.current_url
+                result["zoomConsole"] = _console_errors(driver)
+            results[page, width] = result
+    return results
+
+
+_PASS: dict = {}
+
+
+def page_pass() -> dict:
+    """Every page at 1280 px and at 390 px: {(page, width): report}; computed once per
+    test session (the fixture ``report`` and the zoom test of test_html_figures.py; an
+    error is raised again, not computed again).
+
+    Each width has its own browser, which opens every page once; the two run side by
+    side (two threads) when the machine has two cores. Writes ``report.json`` and
+    ``overflow.txt`` next to the screenshots.
+    """
+    if "error" in _PASS:
+        raise _PASS["error"]
+    if "results" not in _PASS:
+        try:
+            _PASS["results"] = _run_page_pass()
+        except Exception as e:
+            _PASS["error"] = e
+            raise
+    return _PASS["results"]
+
+
+def _run_page_pass() -> dict:
+    with browser.serve(HTML) as base:
+        workers = 2 if (os.cpu_count() or 1) > 1 else 1
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            runs = [pool.submit(_visit_every_page, base, width) for width in (WIDE, PHONE)]
+            wide, phone = (run.result() for run in runs)
+    results = {(page, width): r[page, width] for page in _pages() for width, r in ((WIDE, wide), (PHONE, phone))}
     lines = []
     for (page, width), result in results.items():
         for item in result.get("found", []):
@@ -399,6 +488,36 @@ def report():
         "# width\tpage\twhat\tsize\twhere (id, start of text)\n" + "\n".join(lines) + "\n"
     )
     return results
+
+
+@pytest.fixture(scope="module")
+def report():
+    _skip_without_browser_or_book()
+    return page_pass()
+
+
+def browser_session():
+    """(base URL, driver): one served book and one browser for the tests of a module
+    that open a page or two (search, sidebars, header, slides, answer key, print);
+    ``_fresh`` sets its window and empties its console log before each use."""
+    _skip_without_browser_or_book()
+    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
+        yield base, driver
+
+
+@pytest.fixture(scope="module", name="shared")
+def _shared():
+    yield from browser_session()
+
+
+def _fresh(driver, width: int = WIDE, height: int = 900, script_timeout: float = 60):
+    """The shared browser as a new one would be: on a blank page, ``width`` x ``height``,
+    no console messages left from an earlier test."""
+    driver.get("about:blank")
+    driver.set_window_size(width, height)
+    driver.set_script_timeout(script_timeout)
+    driver.get_log("browser")
+    return driver
 
 
 def _failures(report, check, widths=(WIDE,)):
@@ -625,7 +744,7 @@ def _wait(driver, check, what, timeout=5.0):
         time.sleep(0.1)
 
 
-def test_sidebar_buttons_open_and_close():
+def test_sidebar_buttons_open_and_close(shared):
     # The header's buttons "site navigation" and "on this page" (pydata-sphinx-theme
     # 0.17 + sphinx-book-theme 1.3 bind only the first, hidden, copy of each: book.js
     # serves every copy). At 390 px each opens its drawer (a modal <dialog> holding the
@@ -635,61 +754,60 @@ def test_sidebar_buttons_open_and_close():
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
-    _skip_without_browser_or_book()
     # the first page (it has both sidebars), whatever BOOK_PAGES says
     pages = browser.all_pages(HTML)
     page = "book/intro.html" if "book/intro.html" in pages else pages[0]
-    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
-        # phone: both drawers
-        driver.set_window_size(PHONE, 900)
-        driver.get(base + page)
-        state = _wait(driver, lambda s: s["primary"] and s["secondary"], "page without both sidebars")
-        assert sorted(set(state["buttons"])) == ["primary", "secondary"], state
-        for side, close in (("primary", "escape"), ("secondary", "backdrop")):
-            _visible_button(driver, side).click()
-            _wait(
-                driver,
-                lambda s: s[side]["open"] and s[side]["dialogShown"] and s[side]["inDialog"] and not s[side]["inPage"],
-                f"{PHONE} px: the {side} drawer did not open with its links",
-            )
-            if close == "escape":
-                driver.switch_to.active_element.send_keys(Keys.ESCAPE)
-            else:  # a click on the backdrop at (20, 450), left of the drawer
-                actions = ActionChains(driver)
-                actions.w3c_actions.pointer_action.move_to_location(20, 450).click()
-                actions.perform()
-            _wait(
-                driver,
-                lambda s: not s[side]["open"] and not s[side]["inDialog"] and s[side]["inPage"],
-                f"{PHONE} px: the {side} drawer did not close ({close})",
-            )
-        # wide: the primary sidebar hides and shows in place
-        driver.set_window_size(WIDE, 900)
-        driver.get(base + page)
-        state = _wait(
-            driver, lambda s: s["primary"] and s["primary"]["pageShown"], f"{WIDE} px: the primary sidebar is not shown"
-        )
-        assert state["buttons"] == ["primary"], state
-        assert state["secondary"]["pageShown"], state
-        button = _visible_button(driver, "primary")
-        button.click()
+    base, driver = shared
+    # phone: both drawers
+    _fresh(driver, PHONE)
+    driver.get(base + page)
+    state = _wait(driver, lambda s: s["primary"] and s["secondary"], "page without both sidebars")
+    assert sorted(set(state["buttons"])) == ["primary", "secondary"], state
+    for side, close in (("primary", "escape"), ("secondary", "backdrop")):
+        _visible_button(driver, side).click()
         _wait(
             driver,
-            lambda s: s["primary"]["hidden"] and not s["primary"]["pageShown"] and not s["primary"]["open"],
-            f"{WIDE} px: the primary sidebar did not hide",
+            lambda s: s[side]["open"] and s[side]["dialogShown"] and s[side]["inDialog"] and not s[side]["inPage"],
+            f"{PHONE} px: the {side} drawer did not open with its links",
         )
-        button.click()
+        if close == "escape":
+            driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        else:  # a click on the backdrop at (20, 450), left of the drawer
+            actions = ActionChains(driver)
+            actions.w3c_actions.pointer_action.move_to_location(20, 450).click()
+            actions.perform()
         _wait(
             driver,
-            lambda s: (
-                not s["primary"]["hidden"]
-                and s["primary"]["pageShown"]
-                and not s["primary"]["open"]
-                and not s["secondary"]["open"]
-            ),
-            f"{WIDE} px: the primary sidebar did not come back",
+            lambda s: not s[side]["open"] and not s[side]["inDialog"] and s[side]["inPage"],
+            f"{PHONE} px: the {side} drawer did not close ({close})",
         )
-        assert not _console_errors(driver)
+    # wide: the primary sidebar hides and shows in place
+    driver.set_window_size(WIDE, 900)
+    driver.get(base + page)
+    state = _wait(
+        driver, lambda s: s["primary"] and s["primary"]["pageShown"], f"{WIDE} px: the primary sidebar is not shown"
+    )
+    assert state["buttons"] == ["primary"], state
+    assert state["secondary"]["pageShown"], state
+    button = _visible_button(driver, "primary")
+    button.click()
+    _wait(
+        driver,
+        lambda s: s["primary"]["hidden"] and not s["primary"]["pageShown"] and not s["primary"]["open"],
+        f"{WIDE} px: the primary sidebar did not hide",
+    )
+    button.click()
+    _wait(
+        driver,
+        lambda s: (
+            not s["primary"]["hidden"]
+            and s["primary"]["pageShown"]
+            and not s["primary"]["open"]
+            and not s["secondary"]["open"]
+        ),
+        f"{WIDE} px: the primary sidebar did not come back",
+    )
+    assert not _console_errors(driver)
 
 
 # The search page after a query: its status, and for every result its title and snippet.
@@ -697,15 +815,18 @@ SEARCH_JS = r"""
 const done = arguments[arguments.length - 1];
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 (async () => {
+  // until the search has finished, every result has its snippet (or an object's
+  // description), and the results are the same at two looks 100 ms apart
+  let last = null;
   for (let i = 0; i < 300; i++) {
-    const status = document.querySelector('#search-results .search-summary, #search-results p');
     const items = document.querySelectorAll('#search-results ul.search li');
     const finished = /finished|did not match/i.test(document.body.innerText || '');
-    if (finished && [...items].every(li => li.querySelector('p.context, :scope > span')))
-      break;
+    const now = finished && [...items].every(li => li.querySelector('p.context, :scope > span')) ?
+      [...items].map(li => li.textContent).join('\n') : null;
+    if (now !== null && now === last) break;
+    last = now;
     await sleep(100);
   }
-  await sleep(300);
   const items = [...document.querySelectorAll('#search-results ul.search li')];
   done({
     title: document.title,
@@ -722,35 +843,30 @@ _TEX = re.compile(r"\\\(|\\\)|\\\[|\\[A-Za-z]{2,}")
 
 
 @pytest.mark.parametrize("how", ["file", "http"])
-def test_search_shows_snippets_without_tex(how):
+def test_search_shows_snippets_without_tex(how, shared):
     # Sphinx's search page fetches each result's page for its snippet: from disk that
     # failed (titles only, one "Failed to fetch" per result) and over HTTP the snippet
     # was raw TeX; titles showed "\(\Gam\)" (book/_ext/book_search.py fixes all three)
-    _skip_without_browser_or_book()
-    with contextlib.ExitStack() as stack:
-        if how == "file":
-            base = HTML.resolve().as_uri() + "/"
-        else:
-            base = stack.enter_context(browser.serve(HTML))
-        driver = stack.enter_context(browser.chromium(WIDE))
-        driver.set_script_timeout(60)
-        for query, expect in (("attention", "The model: from linear attention to Γ"), ("Hermite", None)):
-            driver.get(f"{base}search.html?q={query}")
-            found = driver.execute_async_script(SEARCH_JS)
-            assert not found.get("fatal"), found
-            results = found["results"]
-            assert sum(not r["object"] for r in results) >= 3, (how, query, found)
-            no_snippet = [r["title"] for r in results if not r["object"] and len(r["snippet"].strip()) < 40]
-            assert not no_snippet, f"{how}: results without a snippet: {no_snippet}"
-            tex = [r for r in results if _TEX.search(r["title"] + r["snippet"])]
-            assert not tex, f"{how}: raw TeX in search results: {tex[:3]}"
-            if expect:
-                assert any(expect in r["title"] for r in results), (expect, results[:5])
-            assert not _console_errors(driver), (how, query)
-        # the browser tab's title has its formula as text
-        driver.get(base + "book/linear/model.html")
-        title = driver.title
-        assert "Γ" in title and not _TEX.search(title), title
+    served, driver = shared
+    base = HTML.resolve().as_uri() + "/" if how == "file" else served
+    _fresh(driver)
+    for query, expect in (("attention", "The model: from linear attention to Γ"), ("Hermite", None)):
+        driver.get(f"{base}search.html?q={query}")
+        found = driver.execute_async_script(SEARCH_JS)
+        assert not found.get("fatal"), found
+        results = found["results"]
+        assert sum(not r["object"] for r in results) >= 3, (how, query, found)
+        no_snippet = [r["title"] for r in results if not r["object"] and len(r["snippet"].strip()) < 40]
+        assert not no_snippet, f"{how}: results without a snippet: {no_snippet}"
+        tex = [r for r in results if _TEX.search(r["title"] + r["snippet"])]
+        assert not tex, f"{how}: raw TeX in search results: {tex[:3]}"
+        if expect:
+            assert any(expect in r["title"] for r in results), (expect, results[:5])
+        assert not _console_errors(driver), (how, query)
+    # the browser tab's title has its formula as text
+    driver.get(base + "book/linear/model.html")
+    title = driver.title
+    assert "Γ" in title and not _TEX.search(title), title
 
 
 # Every slide of a deck, once slides/book-slides.js has fitted them: reveal.js's frame
@@ -849,12 +965,11 @@ def test_slide_fit_check_catches_overflow():
     assert "nested" in _slide_misfits([ok | {"nested": 2}])[0]
 
 
-def test_slides():
+def test_slides(shared):
     # make slides: every deck opens from the served book, reveal.js and MathJax run (both
     # from the build), every image loads, nothing comes from outside, no console error,
     # and every slide of every deck fits reveal's 1280 x 720 frame (long statements are
     # split over continuation slides by slides/book-slides.js; none may need to scroll)
-    _skip_without_browser_or_book()
     decks = sorted((HTML / "slides").glob("*.html"))
     decks = [d for d in decks if d.name != "index.html"]
     if not decks:
@@ -877,26 +992,26 @@ def test_slides():
     })().catch(e => done({fatal: String(e)}));
     """
     misfits = {}
-    with browser.serve(HTML) as base, browser.chromium(1280, 720) as driver:
-        driver.set_script_timeout(120)
-        for deck in decks:
-            driver.get(f"{base}slides/{deck.name}")
-            r = driver.execute_async_script(js)
-            assert r.get("ready") and r["slides"] >= 3, (deck.name, r)
-            assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
-            if deck.name.startswith("lecture"):
-                assert r["typeset"], (deck.name, r)
-            slides = driver.execute_async_script(SLIDE_FIT_JS)
-            assert len(slides) >= 3, (deck.name, slides)
-            if bad := _slide_misfits(slides):
-                misfits[deck.name] = bad
-            look = driver.execute_script(SLIDE_LOOK_JS)
-            assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, look)
-            assert not _console_errors(driver), deck.name
-            # a look at the deck: its third slide (the first statement or figure)
-            driver.execute_script("Reveal.slide(2)")
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}.png"))
+    base, driver = shared
+    _fresh(driver, 1280, 720, script_timeout=120)
+    for deck in decks:
+        driver.get(f"{base}slides/{deck.name}")
+        r = driver.execute_async_script(js)
+        assert r.get("ready") and r["slides"] >= 3, (deck.name, r)
+        assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
+        if deck.name.startswith("lecture"):
+            assert r["typeset"], (deck.name, r)
+        slides = driver.execute_async_script(SLIDE_FIT_JS)
+        assert len(slides) >= 3, (deck.name, slides)
+        if bad := _slide_misfits(slides):
+            misfits[deck.name] = bad
+        look = driver.execute_script(SLIDE_LOOK_JS)
+        assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, look)
+        assert not _console_errors(driver), deck.name
+        # a look at the deck: its third slide (the first statement or figure)
+        driver.execute_script("Reveal.slide(2)")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}.png"))
     if misfits:
         pytest.fail(
             "slides that do not fit the frame:\n"
@@ -905,12 +1020,10 @@ def test_slides():
         )
 
 
-def test_answer_key_opens_without_console_errors():
+def test_answer_key_opens_without_console_errors(shared):
     # make answer-key: the key, opened from disk as an instructor prints it, typesets its
     # math with the book's MathJax and logs no console error
-    _skip_without_browser_or_book()
     import importlib.util
-    import time
 
     spec = importlib.util.spec_from_file_location("answer_key", ROOT / "scripts" / "answer_key.py")
     answer_key = importlib.util.module_from_spec(spec)
@@ -918,42 +1031,43 @@ def test_answer_key_opens_without_console_errors():
     out = HTML.parent / "answer_key_test"
     path, n_ex, _ = answer_key.build(HTML, out)
     assert n_ex
-    with browser.chromium(1280, 900) as driver:
-        driver.set_script_timeout(60)
-        driver.get(path.resolve().as_uri())
-        for _ in range(200):
-            if driver.execute_script("return !!(window.MathJax && MathJax.startup && MathJax.startup.promise)"):
-                break
-            time.sleep(0.05)
-        driver.execute_async_script("const done = arguments[0]; MathJax.startup.promise.then(() => done(1));")
-        assert driver.execute_script("return document.querySelectorAll('mjx-container').length")
-        assert not driver.execute_script("return document.querySelectorAll('mjx-merror').length")
-        assert _console_errors(driver) == []
+    driver = _fresh(shared[1], 1280, 900)
+    driver.get(path.resolve().as_uri())
+    typeset = driver.execute_async_script(
+        "const done = arguments[0]; (async () => { for (let i = 0; i < 200 &&"
+        " !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)"
+        " await new Promise(r => setTimeout(r, 50)); await MathJax.startup.promise; done(1);"
+        " })().catch(e => done(String(e)));"
+    )
+    assert typeset == 1, f"MathJax did not run in the answer key: {typeset}"
+    assert driver.execute_script("return document.querySelectorAll('mjx-container').length")
+    assert not driver.execute_script("return document.querySelectorAll('mjx-merror').length")
+    assert _console_errors(driver) == []
 
 
-def test_header_at_1280px_has_one_search_button_that_opens_search():
+def test_header_at_1280px_has_one_search_button_that_opens_search(shared):
     # the theme's top navbar at 1280 px was an empty 64 px band holding a second copy of
     # the sidebar's search field (book.css drops it and shows the article header's
     # search button): no band, one search button in view, and it opens the search box
     from selenium.webdriver.common.by import By
 
-    _skip_without_browser_or_book()
-    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
-        driver.get(base + "book/intro.html")
-        band = driver.execute_script(
-            "const h = document.querySelector('header.bd-header');return h ? h.getBoundingClientRect().height : 0;"
-        )
-        assert band == 0, f"header band {band} px high at {WIDE} px"
-        in_view = driver.execute_script(
-            "return [...document.querySelectorAll('.search-button__button')].filter(b => {"
-            " const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0 &&"
-            " r.top >= 0 && r.bottom <= innerHeight; }).length;"
-        )
-        assert in_view == 1, f"{in_view} search buttons in view at {WIDE} px"
-        button = driver.find_element(By.CSS_SELECTOR, ".article-header-buttons .search-button__button")
-        button.click()
-        focused = driver.execute_script(
-            "const a = document.activeElement; return a && a.name === 'q' && a.offsetParent !== null;"
-        )
-        assert focused, "the search button did not open the search box"
-        assert not _console_errors(driver)
+    base, driver = shared
+    _fresh(driver)
+    driver.get(base + "book/intro.html")
+    band = driver.execute_script(
+        "const h = document.querySelector('header.bd-header');return h ? h.getBoundingClientRect().height : 0;"
+    )
+    assert band == 0, f"header band {band} px high at {WIDE} px"
+    in_view = driver.execute_script(
+        "return [...document.querySelectorAll('.search-button__button')].filter(b => {"
+        " const r = b.getBoundingClientRect(); return r.width > 0 && r.height > 0 &&"
+        " r.top >= 0 && r.bottom <= innerHeight; }).length;"
+    )
+    assert in_view == 1, f"{in_view} search buttons in view at {WIDE} px"
+    button = driver.find_element(By.CSS_SELECTOR, ".article-header-buttons .search-button__button")
+    button.click()
+    focused = driver.execute_script(
+        "const a = document.activeElement; return a && a.name === 'q' && a.offsetParent !== null;"
+    )
+    assert focused, "the search button did not open the search box"
+    assert not _console_errors(driver)

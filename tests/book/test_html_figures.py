@@ -13,12 +13,13 @@
   solutions, not their titles alone (html).
 
 The browser tests reuse the helpers of tests/book/test_html.py (the built book at
-``BOOK_HTML``, default ``_build/html``; ``BOOK_PAGES`` to check only some pages).
+``BOOK_HTML``, default ``_build/html``; ``BOOK_PAGES`` to check only some pages): the
+zoom views are opened and measured during its pass over every page (``page_pass``, which
+the two modules share), and the other tests share one browser (the fixture ``shared``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
 from pathlib import Path
@@ -33,105 +34,104 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_html import (  # noqa: E402  (the sibling module, after the path line)
     _TEX,
     HTML,
-    ONLY,
     PHONE,
     SEARCH_JS,
     WIDE,
     _console_errors,
+    _fresh,
     _skip_without_browser_or_book,
     browser,
+    browser_session,
+    figure_pages,
+    page_pass,
 )
 
 from lib.teaching import plotting  # noqa: E402
 
-# Opens every figure of the page (at most MAX_FIGS) with a real click on its image and
-# measures the zoom view; returns one record per figure.
-ZOOM_JS = r"""
-const done = arguments[arguments.length - 1];
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-(async () => {
-  for (let i = 0; i < 100 && !document.documentElement.dataset.bookFit; i++) await sleep(50);
-  const imgs = [...document.querySelectorAll('article a.figure-zoom > img')].slice(0, 3);
-  await Promise.all(imgs.map(i => i.complete ? null :
-    new Promise(r => { i.onload = i.onerror = r; })));
-  const href = location.href, out = [];
-  for (const img of imgs) {
-    img.scrollIntoView({block: 'center'});
-    img.click();
-    const view = document.querySelector('dialog.figure-zoom-view');
-    const big = view && view.querySelector('img');
-    for (let i = 0; i < 60 && !(big && big.complete && big.naturalWidth &&
-      big.getBoundingClientRect().width > 0); i++) await sleep(50);
-    const pane = view && view.querySelector('.figure-zoom-pane');
-    out.push({
-      src: img.getAttribute('src'), open: !!(view && view.open), stayed: location.href === href,
-      natural: big ? big.naturalWidth : 0,
-      shown: big ? Math.round(big.getBoundingClientRect().width) : 0,
-      paneWidth: pane ? pane.clientWidth : 0, paneScroll: pane ? pane.scrollWidth : 0,
-    });
-    if (view && view.open) view.close();
-  }
-  done(out);
-})().catch(e => done([{fatal: String(e)}]));
-"""
+
+@pytest.fixture(scope="module", name="shared")
+def _shared():
+    # one browser for the tests of this module that open a page (test_html.py's)
+    yield from browser_session()
 
 
-def _figure_pages() -> list[str]:
-    pages = browser.all_pages(HTML)
-    if ONLY:
-        pages = [p for p in pages if any(p.startswith(o) for o in ONLY)]
-    return [p for p in pages if "figure-zoom" in (HTML / p).read_text(encoding="utf-8")]
+def _zoom_problems(report: dict, pages: list[str]) -> list[str]:
+    """What is wrong with the zoom views of ``pages`` in the page pass's ``report``
+    (ZOOM_JS's records, at both widths), one line each."""
+    bad = []
+    for page in pages:
+        for width in (PHONE, WIDE):
+            r = report[page, width]
+            records = r["zoom"]
+            if not records or r["zoomUrl"] != r["url"]:
+                # a click that follows the link leaves the page (the bare SVG)
+                bad.append(f"{page} @{width}px: no zoom view measured, at {r['zoomUrl']}")
+            for f in records:
+                where = f"{page} @{width}px {f.get('src')}"
+                if f.get("fatal") or not (f["open"] and f["stayed"]):
+                    bad.append(f"{where}: the view did not open over the page: {f}")
+                elif f["shown"] < f["natural"] - 1:
+                    bad.append(f"{where}: shown {f['shown']} px < natural {f['natural']} px")
+                elif f["natural"] > f["paneWidth"] and f["paneScroll"] <= f["paneWidth"]:
+                    bad.append(f"{where}: wider than the window but does not pan: {f}")
+            # the console of the page's load and of the clicks
+            errors = r["console"] + r["zoomConsole"]
+            if errors:
+                bad.append(f"{page} @{width}px: console errors {errors}")
+    return bad
+
+
+def test_zoom_check_catches_faults():
+    # the check itself, on made-up records (no browser)
+    fig = {"src": "a.svg", "open": True, "stayed": True, "natural": 600, "shown": 600}
+    fig |= {"paneWidth": 390, "paneScroll": 600}
+    ok = {"zoom": [fig], "url": "u/p.html", "zoomUrl": "u/p.html", "console": [], "zoomConsole": []}
+
+    def problems(**change):
+        return _zoom_problems({("p.html", PHONE): ok | change, ("p.html", WIDE): ok}, ["p.html"])
+
+    assert problems() == []
+    assert "no zoom view" in problems(zoom=[])[0]
+    assert "no zoom view" in problems(zoomUrl="u/_images/a.svg")[0]
+    assert "did not open" in problems(zoom=[fig | {"open": False}])[0]
+    assert "did not open" in problems(zoom=[fig | {"stayed": False}])[0]
+    assert "did not open" in problems(zoom=[{"fatal": "document unloaded"}])[0]
+    assert "< natural" in problems(zoom=[fig | {"shown": 390}])[0]
+    assert "does not pan" in problems(zoom=[fig | {"paneScroll": 390}])[0]
+    assert "console" in problems(console=["x"])[0]
+    assert "console" in problems(zoomConsole=["x"])[0]
 
 
 @pytest.mark.html
 def test_zoom_opens_figures_at_natural_size_and_pans():
+    # the zoom views are opened and measured by the page pass of test_html.py (ZOOM_JS,
+    # on each page with a figure at both widths, after the page's own checks)
     _skip_without_browser_or_book()
-    pages = _figure_pages()
+    pages = figure_pages()
     assert pages, "no page with a figure"
-    bad = []
-    with browser.serve(HTML) as base, browser.chromium(WIDE) as driver:
-        driver.set_script_timeout(60)
-        for page in pages:
-            for width in (PHONE, WIDE):
-                driver.set_window_size(width, 900)
-                driver.get(base + page)
-                records = driver.execute_async_script(ZOOM_JS)
-                if not records or driver.current_url != base + page:
-                    # a click that follows the link leaves the page (the bare SVG)
-                    bad.append(f"{page} @{width}px: no zoom view measured, at {driver.current_url}")
-                for f in records:
-                    where = f"{page} @{width}px {f.get('src')}"
-                    if f.get("fatal") or not (f["open"] and f["stayed"]):
-                        bad.append(f"{where}: the view did not open over the page: {f}")
-                    elif f["shown"] < f["natural"] - 1:
-                        bad.append(f"{where}: shown {f['shown']} px < natural {f['natural']} px")
-                    elif f["natural"] > f["paneWidth"] and f["paneScroll"] <= f["paneWidth"]:
-                        bad.append(f"{where}: wider than the window but does not pan: {f}")
-                errors = _console_errors(driver)
-                if errors:
-                    bad.append(f"{page} @{width}px: console errors {errors}")
+    bad = _zoom_problems(page_pass(), pages)
     assert not bad, "\n".join(bad)
 
 
 @pytest.mark.html
-def test_zoom_view_closes_with_escape():
-    _skip_without_browser_or_book()
-    pages = _figure_pages()
+def test_zoom_view_closes_with_escape(shared):
+    pages = figure_pages()
     if not pages:
         pytest.skip("no page with a figure")
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    with browser.serve(HTML) as base, browser.chromium(PHONE) as driver:
-        driver.get(base + pages[0])
-        img = driver.find_element(By.CSS_SELECTOR, "article a.figure-zoom > img")
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", img)
-        img.click()
-        is_open = "const v = document.querySelector('dialog.figure-zoom-view'); return !!(v && v.open)"
-        assert driver.execute_script(is_open)
-        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
-        assert not driver.execute_script(is_open)
+    base, driver = shared
+    _fresh(driver, PHONE)
+    driver.get(base + pages[0])
+    img = driver.find_element(By.CSS_SELECTOR, "article a.figure-zoom > img")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", img)
+    img.click()
+    is_open = "const v = document.querySelector('dialog.figure-zoom-view'); return !!(v && v.open)"
+    assert driver.execute_script(is_open)
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+    assert not driver.execute_script(is_open)
 
 
 @pytest.mark.html
@@ -153,9 +153,8 @@ def test_print_titles_have_no_tex():
 # solution (sphinx-togglebutton), as the page has them before printing.
 CLOSED_JS = r"""
 const done = arguments[arguments.length - 1];
-(async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-  await new Promise(r => setTimeout(r, 500));
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+const look = () => {
   const art = document.querySelector('article.bd-article');
   const code = [...art.querySelectorAll('details:not([open]) pre')]
     .map(p => p.textContent.split('\n')[0].trim()).filter(t => t.length >= 8);
@@ -169,13 +168,24 @@ const done = arguments[arguments.length - 1];
     }
     return best;
   }).filter(t => t.length >= 12);
-  done({code, solutions});
+  return {code, solutions};
+};
+(async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  // book.js and sphinx-togglebutton have run, and two looks 100 ms apart agree
+  for (let i = 0; i < 100 && !document.documentElement.dataset.bookFit; i++) await sleep(50);
+  let last = null, now = JSON.stringify(look());
+  for (let i = 0; i < 50 && now !== last; i++) {
+    await sleep(100);
+    [last, now] = [now, JSON.stringify(look())];
+  }
+  done(JSON.parse(now));
 })();
 """
 
 
 @pytest.mark.html
-def test_print_opens_closed_dropdowns():
+def test_print_opens_closed_dropdowns(shared):
     # Ctrl+P printed a hidden code cell as its "Show code cell source" title: the page's
     # <details> open for the print (book.js), and their content is not left at the
     # opacity 0 of myst-nb's fade-in (book.css); sphinx-togglebutton opens the solutions.
@@ -186,26 +196,23 @@ def test_print_opens_closed_dropdowns():
 
     import pypdf
 
-    _skip_without_browser_or_book()
     page = "book/appendix/random_matrices.html"
     if not (HTML / page).is_file():
         pytest.skip(f"no {page} in the built book")
     # PDF text has its own spacing and ligatures ("ﬁ")
     squash = lambda text: re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))  # noqa: E731
-    with contextlib.ExitStack() as stack:
-        base = stack.enter_context(browser.serve(HTML))
-        driver = stack.enter_context(browser.chromium(WIDE))
-        driver.set_script_timeout(60)
-        driver.get(base + page)
-        closed = driver.execute_async_script(CLOSED_JS)
-        assert closed["code"] and closed["solutions"], closed
-        pdf = driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
-        reader = pypdf.PdfReader(io.BytesIO(base64.b64decode(pdf["data"])))
-        text = squash(" ".join(p.extract_text() for p in reader.pages))
-        missing = [t for t in closed["code"] + closed["solutions"] if squash(t) not in text]
-        assert not missing, f"closed dropdowns not in the print of {page}: {missing}"
-        # and the page is as it was after printing
-        assert driver.execute_async_script(CLOSED_JS) == closed
+    base, driver = shared
+    _fresh(driver)
+    driver.get(base + page)
+    closed = driver.execute_async_script(CLOSED_JS)
+    assert closed["code"] and closed["solutions"], closed
+    pdf = driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
+    reader = pypdf.PdfReader(io.BytesIO(base64.b64decode(pdf["data"])))
+    text = squash(" ".join(p.extract_text() for p in reader.pages))
+    missing = [t for t in closed["code"] + closed["solutions"] if squash(t) not in text]
+    assert not missing, f"closed dropdowns not in the print of {page}: {missing}"
+    # and the page is as it was after printing
+    assert driver.execute_async_script(CLOSED_JS) == closed
 
 
 # a line of Python source (an attribute call on a name, a keyword argument with a
@@ -213,33 +220,29 @@ def test_print_opens_closed_dropdowns():
 _CODE = re.compile(r"\b[a-z_]\w*\.\w+\(|\w+=r?[\"']|\\[A-Za-z]{2,}")
 
 
-@contextlib.contextmanager
-def _searched(query: str):
+def _searched(shared, query: str):
     """The built book's search page for ``query`` at 1280 px: (driver, SEARCH_JS's result)."""
-    _skip_without_browser_or_book()
-    with contextlib.ExitStack() as stack:
-        base = stack.enter_context(browser.serve(HTML))
-        driver = stack.enter_context(browser.chromium(WIDE))
-        driver.set_script_timeout(60)
-        driver.get(f"{base}search.html?q={query}")
-        found = driver.execute_async_script(SEARCH_JS)
-        assert not found.get("fatal"), found
-        yield driver, found
+    base, driver = shared
+    _fresh(driver)
+    driver.get(f"{base}search.html?q={query}")
+    found = driver.execute_async_script(SEARCH_JS)
+    assert not found.get("fatal"), found
+    return driver, found
 
 
 @pytest.mark.html
 @pytest.mark.parametrize("query", ["new_figure", "legend"])
-def test_search_snippets_for_api_objects_and_not_code(query):
-    with _searched(query) as (driver, found):
-        results = found["results"]
-        assert results, (query, found)
-        no_snippet = [r["title"] for r in results if len(r["snippet"].strip()) < 40]
-        assert not no_snippet, f"{query}: hits without a snippet: {no_snippet}"
-        code = [r for r in results if _CODE.search(r["snippet"])]
-        assert not code, f"{query}: snippets that look like code or TeX: {code[:3]}"
-        if query == "new_figure":
-            assert any(r["object"] for r in results), results
-        assert not _console_errors(driver)
+def test_search_snippets_for_api_objects_and_not_code(query, shared):
+    driver, found = _searched(shared, query)
+    results = found["results"]
+    assert results, (query, found)
+    no_snippet = [r["title"] for r in results if len(r["snippet"].strip()) < 40]
+    assert not no_snippet, f"{query}: hits without a snippet: {no_snippet}"
+    code = [r for r in results if _CODE.search(r["snippet"])]
+    assert not code, f"{query}: snippets that look like code or TeX: {code[:3]}"
+    if query == "new_figure":
+        assert any(r["object"] for r in results), results
+    assert not _console_errors(driver)
 
 
 def _cut_mid_word(snippet: str, texts: list[str]) -> bool:
@@ -264,16 +267,16 @@ def _cut_mid_word(snippet: str, texts: list[str]) -> bool:
 
 @pytest.mark.html
 @pytest.mark.parametrize("query", ["glossary", "ridge", "teacher"])
-def test_search_snippets_cut_at_word_boundaries(query):
+def test_search_snippets_cut_at_word_boundaries(query, shared):
     # Sphinx cuts a snippet 120 characters before the keyword, wherever that falls: the
     # glossary's began mid-word ("...rm of the"); book-search.js moves the cut to spaces
-    with _searched(query) as (driver, found):
-        texts = [page["text"] for page in driver.execute_script("return Object.values(window.BOOK_SEARCH_TEXT || {})")]
-        assert texts, "the page texts of book-search-text.js did not load"
-        snippets = [r["snippet"] for r in found["results"] if not r["object"] and r["snippet"].strip()]
-        assert snippets, (query, found)
-        cut = [s[:60] + " ... " + s[-40:] for s in snippets if _cut_mid_word(s, texts)]
-        assert not cut, f"{query}: snippets cut inside a word:\n" + "\n".join(cut)
+    driver, found = _searched(shared, query)
+    texts = [page["text"] for page in driver.execute_script("return Object.values(window.BOOK_SEARCH_TEXT || {})")]
+    assert texts, "the page texts of book-search-text.js did not load"
+    snippets = [r["snippet"] for r in found["results"] if not r["object"] and r["snippet"].strip()]
+    assert snippets, (query, found)
+    cut = [s[:60] + " ... " + s[-40:] for s in snippets if _cut_mid_word(s, texts)]
+    assert not cut, f"{query}: snippets cut inside a word:\n" + "\n".join(cut)
 
 
 # ---- legends (matplotlib; no browser) --------------------------------------------------
