@@ -92,7 +92,8 @@ lint-fix: $(VENV)/.installed
 # screenshots of every page land in _build/screenshots/. Both files: test_html_figures.py
 # checks the figure zoom, the print and the search snippets.
 test-html: $(VENV)/.installed
-	$(BIN)/python -m pytest tests/book/test_html.py tests/book/test_html_figures.py -m html --durations=12
+	$(BIN)/python -m pytest tests/book/test_html.py tests/book/test_html_figures.py \
+		tests/book/test_answer_key.py tests/book/test_book_css.py -m html --durations=12
 
 # Lecture slides for each session of the syllabus (book/syllabus.md), reveal.js decks in
 # _build/html/slides/ made from the built chapters (run `make book` first; seconds, nothing

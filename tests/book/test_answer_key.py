@@ -77,8 +77,9 @@ def test_key_needs_the_built_book(tmp_path):
         answer_key.build(html, tmp_path / "key", root=tmp_path)
 
 
+@pytest.mark.html  # needs the built book: run by make test-html, after make book
 def test_key_of_the_built_book(tmp_path):
-    html = ROOT / "_build" / "html"
+    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
     if not (html / "book" / "hermite" / "basics.html").exists():
         pytest.skip("the book is not built (make book)")
     _, n_ex, n_sol = answer_key.build(html, tmp_path)
@@ -164,6 +165,7 @@ def test_no_empty_gap_before_a_chapter(tmp_path):
     assert gaps and max(gaps) <= MAX_GAP_PX, gaps
 
 
+@pytest.mark.html  # needs the built book: run by make test-html, after make book
 def test_no_empty_gap_in_the_key_of_the_built_book(tmp_path):
     html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
     if not (html / "book" / "hermite" / "basics.html").exists():

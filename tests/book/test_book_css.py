@@ -106,6 +106,7 @@ def test_no_line_starts_with_the_punctuation_after_a_formula_without_book_js(tmp
     assert any("line starts with" in b for b in control), "the toy page never breaks: the test cannot fail"
 
 
+@pytest.mark.html  # needs the built book: run by make test-html, after make book
 def test_built_pages_without_book_js(tmp_path):
     """The built chapters with book.js blocked: no line starts with the "," after a formula."""
     _skip_without_browser()
