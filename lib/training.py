@@ -43,6 +43,7 @@ import numpy as np
 import lib.attention
 import lib.samplers
 import lib.training_runs
+import lib.transformers
 from lib._checks import as_float_array, as_rng, check_choice, check_context_arrays, check_int, check_scalar
 from lib._training_core import (
     _CHUNK,
@@ -513,17 +514,7 @@ def train_linear_attention(
 _MOVED = {
     **dict.fromkeys(("DATA_DIR", "load_runs", "probe", "probe_features", "summarize_runs"), "lib.training_runs"),
     "context_free_error": "lib.theory",
-    **dict.fromkeys(
-        (
-            "ATTENTIONS",
-            "SAMPLERS",
-            "TrainedTransformer",
-            "train_transformer",
-            "train_transformer_grid",
-            "transformer_peak_bytes",
-        ),
-        "lib.transformers",
-    ),
+    **dict.fromkeys(lib.transformers.__all__, "lib.transformers"),
 }
 #: Old addresses still served, silently and undocumented, while a caller outside ``lib``
 #: uses them (chapter 7 and ``scripts/make_training.py``, moved in their own commits): a
