@@ -57,6 +57,7 @@ import numpy as np
 
 from lib import _csvfile
 from lib._checks import Progress, as_float_array, as_rng, check_callable, check_int, check_memory, check_scalar
+from lib.hermite import LINKS
 from lib.quadrature import call_f
 from lib.teachers import TeacherLike, as_link
 
@@ -427,8 +428,6 @@ def _convert(name: str, text: str, where: str) -> Any:
 
 def _check_row(row: dict[str, Any], where: str) -> None:
     """A row's values within the ranges :func:`bayes_error` accepts, and consistent."""
-    from lib.hermite import LINKS
-
     if row["teacher"] not in LINKS:
         raise ValueError(f"{where}: teacher: {row['teacher']!r} is not one of {sorted(LINKS)}")
     lows = {"d": 2, "n_contexts": 2, "n_chains": 2, "n_temps": 1, "n_burn": 2, "n_keep": 4, "n_query": 1, "ell": 1}
