@@ -68,6 +68,7 @@ import ast
 import csv
 import html
 import json
+import math
 import os
 import re
 import shutil
@@ -426,8 +427,9 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
     list of Submission
         One per path, in order.
     """
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ValueError(f"timeout must be a number of seconds > 0; got {timeout!r}")
+    ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+    if not (ok and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a finite number of seconds > 0; got {timeout!r}")
     results = []
     for path, student in zip(paths, students(paths)):
         sub = Submission(student, path)
@@ -613,9 +615,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--points", type=float, default=1.0, help="points per passed lab (default 1)")
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
     args = parser.parse_args(argv)
-    if args.timeout <= 0 or args.points <= 0:
-        parser.error("--timeout and --points must be > 0")
+    for name, value in (("--timeout", args.timeout), ("--points", args.points)):
+        if not (math.isfinite(value) and value > 0):  # inf seconds broke every run; nan points were written
+            parser.error(f"{name} must be a finite number > 0; got {value!r}")
+    seen: dict[Path, Path] = {}
+    for path in args.notebooks:
+        if path.resolve() in seen:  # it would be graded, and counted in the totals, twice
+            parser.error(f"{path} is given twice (as {seen[path.resolve()]} before)")
+        seen[path.resolve()] = path
     out = args.out.resolve()
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {args.out} is a file; it must be a folder (made if missing)")
     if (out / "executed").exists():
         shutil.rmtree(out / "executed")
     out.mkdir(parents=True, exist_ok=True)

@@ -414,3 +414,39 @@ def test_grade_ignores_verdicts_forged_by_a_students_cell(tmp_path, monkeypatch)
     run = {r["student"]: r["run"] for r in rows}
     assert run["alice"] == "ok"
     assert run["hal"] == "4 verdict record(s) not written by a lab's own check cell ignored"
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [  # before: inf seconds made every run "could not run: OverflowError", nan/inf points were
+        # written into the grades, a path given twice was graded and counted twice, nan seconds
+        # and an --out that is a file raised tracebacks
+        (["--timeout", "inf"], "--timeout must be a finite number > 0; got inf"),
+        (["--timeout", "nan"], "--timeout must be a finite number > 0; got nan"),
+        (["--timeout", "0"], "--timeout must be a finite number > 0; got 0.0"),
+        (["--points", "nan"], "--points must be a finite number > 0; got nan"),
+        (["--points", "inf"], "--points must be a finite number > 0; got inf"),
+        (["--points", "-1"], "--points must be a finite number > 0; got -1.0"),
+        (["SAME"], "is given twice"),
+        (["--out", "FILE"], "is a file; it must be a folder"),
+    ],
+)
+def test_the_command_line_refuses_bad_settings(tmp_path, capsys, extra, message):
+    nb = tmp_path / "alice.ipynb"
+    nb.write_text("{", encoding="utf-8")
+    if extra == ["SAME"]:
+        argv = [str(nb), str(nb), "--out", str(tmp_path / "grades")]
+    elif extra == ["--out", "FILE"]:
+        argv = [str(nb), "--out", str(nb)]
+    else:
+        argv = [str(nb), "--out", str(tmp_path / "grades"), *extra]
+    with pytest.raises(SystemExit) as info:
+        grade_labs.main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "grades").exists()  # nothing graded
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), True, 0, -1.0, "60"])
+def test_grade_refuses_a_bad_timeout(tmp_path, timeout):
+    with pytest.raises(ValueError, match=r"^timeout must be a finite number of seconds > 0"):
+        grade_labs.grade([tmp_path / "x.ipynb"], tmp_path, timeout=timeout)
