@@ -139,7 +139,11 @@ def _split_rhat(s1: np.ndarray, s2: np.ndarray, m: int) -> np.ndarray:
     between = m * mean.var(axis=1, ddof=1)
     pooled = (m - 1) / m * within + between / m
     tiny = np.finfo(float).tiny
-    return np.sqrt(np.maximum(pooled, tiny) / np.maximum(within, tiny))
+    with np.errstate(over="ignore"):
+        rhat = np.sqrt(np.maximum(pooled, tiny) / np.maximum(within, tiny))
+    # chains that never move within a half (zero within-chain variance) but disagree have no
+    # finite R-hat: inf, not 1e150; chains that agree and never move (a constant prediction): 1
+    return np.where(within > tiny, rhat, np.where(pooled > tiny, np.inf, 1.0))
 
 
 def _posterior_variances(

@@ -312,3 +312,15 @@ def test_load_bayes_reads_a_good_copy_and_a_file_without_a_record(tmp_path):
     assert bayes.load_bayes(_stored_copy(tmp_path)) == bayes.load_bayes()
     (tmp_path / "bare").mkdir()
     assert len(bayes.load_bayes(_stored_copy(tmp_path / "bare", sidecar=False))) == 10  # a user's own file
+
+
+def test_split_rhat_of_chains_that_never_move():
+    # two chains, each constant over its halves: within-chain variance 0. They disagree: R-hat
+    # is infinite (it was sqrt(pooled / tiny), about 1e153); they agree: 1
+    m = 3
+    s1 = np.zeros((2, 1, 2, 1))
+    s1[:, 0, 0, 0], s1[:, 0, 1, 0] = m * 1.0, m * 2.0  # chain values 1 and 2
+    s2 = s1**2 / m
+    assert bayes._split_rhat(s1, s2, m)[0, 0] == np.inf
+    same = np.full((2, 1, 2, 1), m * 1.0)
+    assert bayes._split_rhat(same, same**2 / m, m)[0, 0] == 1.0
