@@ -11,10 +11,7 @@ that use them.
 
 from __future__ import annotations
 
-import contextlib
 import numbers
-import warnings
-from collections.abc import Iterator
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -24,6 +21,9 @@ from lib._limits import MemoryLimitError as MemoryLimitError
 from lib._limits import Progress as Progress
 from lib._limits import check_memory as check_memory
 from lib._limits import memory_limit as memory_limit
+from lib._usercall import callee_name
+from lib._usercall import check_returned as check_returned  # re-exported: its home is lib._usercall
+from lib._usercall import user_call as user_call
 
 __all__ = [
     "as_rng",
@@ -64,93 +64,6 @@ def scalar_or_array(value: Any) -> float | np.ndarray:
     """
     value = np.asarray(value, dtype=float)
     return float(value) if value.ndim == 0 else value
-
-
-@contextlib.contextmanager
-def user_call(
-    name: str, z: np.ndarray, *, callee: str = "it", call_error: type[Exception] = ValueError, quiet: bool = False
-) -> Iterator[None]:
-    """The context of one call of a user's vectorized function on an array.
-
-    The caller makes the call in the ``with`` block, so the function does not travel here
-    (:func:`lib.teachers.as_link`); shared are the report of a failure and ``quiet``.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, used in the message (``"teacher"``, ``"f"``).
-    z : numpy.ndarray
-        The array the function is called on (its shape is named in the message).
-    callee : str, default "it"
-        How the message names the function (its ``repr``).
-    call_error : type of Exception, default ValueError
-        Raised, from the original exception, when the call raises.
-    quiet : bool, default False
-        Run the block with floating-point warnings silenced.
-
-    Yields
-    ------
-    None
-        Control to the caller's block; an exception there becomes ``call_error``.
-    """
-    try:
-        if quiet:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                yield
-        else:
-            yield
-    except Exception as exc:
-        raise call_error(
-            f"{name} must be a vectorized function of a numpy array; calling {callee} on an array of "
-            f"shape {np.shape(z)} raised {type(exc).__name__}: {exc}"
-        ) from exc
-
-
-def check_returned(
-    name: str, out: Any, z: np.ndarray, *, what: str = "its input", check_finite: bool = True, hint: str = ""
-) -> np.ndarray:
-    """Check what a user's vectorized function returned on an array.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, used in the messages (``"teacher"``, ``"link"``).
-    out : object
-        What the function returned.
-    z : numpy.ndarray
-        The array it was called on.
-    what : str, default "its input"
-        How the messages name ``z`` (``"the labels"``).
-    check_finite : bool, default True
-        Whether NaN and inf are an error (else the caller reports them, with context).
-    hint : str, default ""
-        Appended to the message about a wrong shape.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out`` as a float array of ``z``'s shape that shares no memory with ``z``.
-
-    Raises
-    ------
-    ValueError
-        If ``out`` has another shape, is not real (bool, int pass) or is not finite.
-    """
-    out = np.asarray(out)
-    if out.shape != np.shape(z):
-        raise ValueError(
-            f"{name} must return an array of the same shape as {what} (a vectorized "
-            f"function); given shape {np.shape(z)} it returned shape {out.shape}{hint}"
-        )
-    if not (out.dtype == bool or np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
-        raise ValueError(f"{name} must return real numbers; it returned dtype {out.dtype}")
-    out = out.astype(float, copy=False)
-    if np.may_share_memory(out, z):
-        out = out.copy()
-    if check_finite and not np.all(np.isfinite(out)):
-        raise ValueError(f"{name} returned non-finite values (NaN or inf) on {what}")
-    return out
 
 
 def check_vectorized(
@@ -196,7 +109,7 @@ def check_vectorized(
     call_error
         If calling ``f`` raises.
     """
-    with user_call(name, z, callee=repr(f), call_error=call_error, quiet=quiet):
+    with user_call(name, z, callee=callee_name(f), call_error=call_error, quiet=quiet):
         out = f(z)
     return check_returned(name, out, z, what=what, check_finite=check_finite, hint=hint)
 
@@ -276,6 +189,13 @@ def check_real(
     """
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
         raise TypeError(f"{name} must be a real number or an array of real numbers; got {value!r}")
+    if isinstance(value, numbers.Integral) and not isinstance(value, np.integer):
+        try:  # a Python int beyond int64 (10**30) is a real number too; numpy would store an object
+            value = float(value)
+        except OverflowError:
+            raise ValueError(
+                f"{name} must be finite; got an integer of {len(str(abs(value)))} digits, beyond float64"
+            ) from None
     try:
         arr = np.asarray(value)
     except Exception as exc:  # pragma: no cover - exotic objects

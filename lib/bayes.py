@@ -48,6 +48,7 @@ Used in: :doc:`trained networks </book/trained/networks>` (through the stored va
 from __future__ import annotations
 
 import importlib.resources
+import json
 import math
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -55,7 +56,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lib import _csvfile
-from lib._checks import as_rng, check_int, check_scalar
+from lib._checks import Progress, as_float_array, as_rng, check_callable, check_int, check_memory, check_scalar
+from lib.hermite import LINKS
 from lib.quadrature import call_f
 from lib.teachers import TeacherLike, as_link
 
@@ -73,6 +75,13 @@ _INT_COLUMNS = {"d", "ell", "seed", "n_contexts", "n_chains", "n_temps", "n_burn
 
 #: Acceptance rate the step size is adapted towards during the burn-in.
 TARGET_ACCEPTANCE = 0.25
+
+#: Bound on the log of a step size. A hot replica accepts nearly every move, so its step
+#: grows without end during a long burn-in; beyond ``exp(250)`` (1e108) a move is already
+#: a fresh uniform draw on the sphere (``e^{-250}``: no move), and near ``exp(354)`` the
+#: squared norm of the step overflows float64 and the state becomes NaN. The book's
+#: burn-in of 2000 steps moves a log step by less than 200, so it never meets the bound.
+MAX_LOG_STEP = 250.0
 
 
 class BayesEstimate(NamedTuple):
@@ -130,7 +139,72 @@ def _split_rhat(s1: np.ndarray, s2: np.ndarray, m: int) -> np.ndarray:
     between = m * mean.var(axis=1, ddof=1)
     pooled = (m - 1) / m * within + between / m
     tiny = np.finfo(float).tiny
-    return np.sqrt(np.maximum(pooled, tiny) / np.maximum(within, tiny))
+    with np.errstate(over="ignore"):
+        rhat = np.sqrt(np.maximum(pooled, tiny) / np.maximum(within, tiny))
+    # chains that never move within a half (zero within-chain variance) but disagree have no
+    # finite R-hat: inf, not 1e150; chains that agree and never move (a constant prediction): 1
+    return np.where(within > tiny, rhat, np.where(pooled > tiny, np.inf, 1.0))
+
+
+def _posterior_variances(
+    X: np.ndarray,
+    y: np.ndarray,
+    x_query: np.ndarray,
+    f: Any,
+    rho: float,
+    rng: np.random.Generator,
+    *,
+    n_chains: int,
+    n_burn: int,
+    n_keep: int,
+    betas: np.ndarray,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The sampler of :func:`posterior_variances`, on validated arguments."""
+    n, _, d = X.shape
+    K = betas.size
+    Xt = np.ascontiguousarray(X.transpose(0, 2, 1))[:, None]  # (n, 1, d, ell)
+    Qt = np.ascontiguousarray(x_query.transpose(0, 2, 1))  # (n, d, Q)
+    W = _to_sphere(rng.standard_normal((n, n_chains, K, d)), d)
+    sse = _sse(f, Xt, y[:, None], W)  # (n, C, K)
+    log_step = np.full((n, n_chains, K), math.log(0.5))
+    half = n_keep // 2
+    s1 = np.zeros((2, n, n_chains, Qt.shape[2]))
+    s2 = np.zeros_like(s1)
+    accepted = 0.0
+    for t in range(n_burn + 2 * half):
+        # a Metropolis move of every replica
+        prop = _to_sphere(W + np.exp(log_step)[..., None] * rng.standard_normal(W.shape), d)
+        sse_p = _sse(f, Xt, y[:, None], prop)
+        ok = np.log(rng.random(sse.shape)) < -betas * (sse_p - sse) / (2.0 * rho)
+        W = np.where(ok[..., None], prop, W)
+        sse = np.where(ok, sse_p, sse)
+        # a swap of neighbouring temperatures (even pairs, then odd pairs)
+        lo = np.arange(t % 2, K - 1, 2)
+        if lo.size:
+            log_r = (betas[lo] - betas[lo + 1]) * (sse[..., lo] - sse[..., lo + 1]) / (2.0 * rho)
+            swap = np.log(rng.random(log_r.shape)) < log_r
+            a, b = W[..., lo, :].copy(), W[..., lo + 1, :].copy()
+            W[..., lo, :] = np.where(swap[..., None], b, a)
+            W[..., lo + 1, :] = np.where(swap[..., None], a, b)
+            sa, sb = sse[..., lo].copy(), sse[..., lo + 1].copy()
+            sse[..., lo] = np.where(swap, sb, sa)
+            sse[..., lo + 1] = np.where(swap, sa, sb)
+        if progress is not None:
+            progress.update(t + 1)
+        if t < n_burn:  # adapt the steps (Robbins-Monro on their logs), burn-in only
+            log_step += (ok - TARGET_ACCEPTANCE) / math.sqrt(1.0 + t / 10.0)
+            np.clip(log_step, -MAX_LOG_STEP, MAX_LOG_STEP, out=log_step)
+            continue
+        k = t - n_burn
+        accepted += ok[..., -1].mean()
+        F = _f_of(f, W[:, :, -1] @ Qt)  # (n, C, Q), the chains at temperature 1
+        s1[k // half] += F
+        s2[k // half] += F * F
+    total = 2 * half * n_chains
+    mean = s1.sum(axis=(0, 2)) / total
+    var = (s2.sum(axis=(0, 2)) - total * mean**2) / (total - 1)
+    return np.maximum(var, 0.0), _split_rhat(s1, s2, half), accepted / (2 * half)
 
 
 def posterior_variances(
@@ -146,10 +220,11 @@ def posterior_variances(
     n_keep: int,
     betas: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """The posterior variance of ``f(x_query^T w)`` for each context and query (no checks).
+    """The posterior variance of ``f(x_query^T w)`` for each context and query.
 
-    The worker of :func:`bayes_error`, for callers that validated every argument (the
-    book's tests compare it with quadrature on the circle, ``d = 2``).
+    The sampler of :func:`bayes_error`, on given contexts (the book's tests compare it
+    with quadrature on the circle, ``d = 2``). The arguments are checked first (cheap
+    checks, before the chains are allocated).
 
     Parameters
     ----------
@@ -183,48 +258,48 @@ def posterior_variances(
         The split :math:`\\hat R` of the prediction at each query.
     acceptance : float
         The mean acceptance rate of the moves at inverse temperature 1, kept steps.
+
+    Raises
+    ------
+    TypeError
+        If an array is not real, ``f`` not callable, ``rng`` not a generator or an
+        integer argument not an integer.
+    ValueError
+        If the shapes do not match, a value is not finite, ``rho <= 0``, ``n_chains < 2``,
+        ``n_burn < 0``, ``n_keep < 4``, or ``betas`` is not increasing in ``(0, 1]`` with
+        its last entry 1.
     """
-    n, _, d = X.shape
-    K = betas.size
-    Xt = np.ascontiguousarray(X.transpose(0, 2, 1))[:, None]  # (n, 1, d, ell)
-    Qt = np.ascontiguousarray(x_query.transpose(0, 2, 1))  # (n, d, Q)
-    W = _to_sphere(rng.standard_normal((n, n_chains, K, d)), d)
-    sse = _sse(f, Xt, y[:, None], W)  # (n, C, K)
-    log_step = np.full((n, n_chains, K), math.log(0.5))
-    half = n_keep // 2
-    s1 = np.zeros((2, n, n_chains, Qt.shape[2]))
-    s2 = np.zeros_like(s1)
-    accepted = 0.0
-    for t in range(n_burn + 2 * half):
-        # a Metropolis move of every replica
-        prop = _to_sphere(W + np.exp(log_step)[..., None] * rng.standard_normal(W.shape), d)
-        sse_p = _sse(f, Xt, y[:, None], prop)
-        ok = np.log(rng.random(sse.shape)) < -betas * (sse_p - sse) / (2.0 * rho)
-        W = np.where(ok[..., None], prop, W)
-        sse = np.where(ok, sse_p, sse)
-        # a swap of neighbouring temperatures (even pairs, then odd pairs)
-        lo = np.arange(t % 2, K - 1, 2)
-        if lo.size:
-            log_r = (betas[lo] - betas[lo + 1]) * (sse[..., lo] - sse[..., lo + 1]) / (2.0 * rho)
-            swap = np.log(rng.random(log_r.shape)) < log_r
-            a, b = W[..., lo, :].copy(), W[..., lo + 1, :].copy()
-            W[..., lo, :] = np.where(swap[..., None], b, a)
-            W[..., lo + 1, :] = np.where(swap[..., None], a, b)
-            sa, sb = sse[..., lo].copy(), sse[..., lo + 1].copy()
-            sse[..., lo] = np.where(swap, sb, sa)
-            sse[..., lo + 1] = np.where(swap, sa, sb)
-        if t < n_burn:  # adapt the steps (Robbins-Monro on their logs), burn-in only
-            log_step += (ok - TARGET_ACCEPTANCE) / math.sqrt(1.0 + t / 10.0)
-            continue
-        k = t - n_burn
-        accepted += ok[..., -1].mean()
-        F = _f_of(f, W[:, :, -1] @ Qt)  # (n, C, Q), the chains at temperature 1
-        s1[k // half] += F
-        s2[k // half] += F * F
-    total = 2 * half * n_chains
-    mean = s1.sum(axis=(0, 2)) / total
-    var = (s2.sum(axis=(0, 2)) - total * mean**2) / (total - 1)
-    return np.maximum(var, 0.0), _split_rhat(s1, s2, half), accepted / (2 * half)
+    X = as_float_array("X", X, 3)
+    n, ell, d = X.shape
+    if min(n, ell, d) < 1:
+        raise ValueError(f"X must have shape (n, ell, d) with n, ell, d >= 1; got shape {X.shape}")
+    y = as_float_array("y", y, 2)
+    if y.shape != (n, ell):
+        raise ValueError(f"y must have shape (n, ell) = {(n, ell)} to match X; got shape {y.shape}")
+    x_query = as_float_array("x_query", x_query, 3)
+    if x_query.shape[0] != n or x_query.shape[2] != d or x_query.shape[1] < 1:
+        raise ValueError(f"x_query must have shape (n, Q, d) = ({n}, Q >= 1, {d}) to match X; got {x_query.shape}")
+    f = check_callable("f", f)
+    rho = check_scalar("rho", rho, low=0.0, low_open=True)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator; got {rng!r} of type {type(rng).__name__}")
+    n_chains = check_int("n_chains", n_chains, low=2)
+    n_burn = check_int("n_burn", n_burn, low=0)
+    n_keep = check_int("n_keep", n_keep, low=4)
+    betas = as_float_array("betas", betas, 1)
+    if betas.size < 1 or betas[-1] != 1.0 or betas[0] <= 0 or np.any(np.diff(betas) <= 0):
+        raise ValueError(f"betas must increase strictly in (0, 1] and end at 1; got {betas!r}")
+    _check_size("posterior_variances", n, n_chains, betas.size, d, ell, x_query.shape[1])
+    return _posterior_variances(
+        X, y, x_query, f, rho, rng, n_chains=n_chains, n_burn=n_burn, n_keep=n_keep, betas=betas
+    )
+
+
+def _check_size(where: str, n: int, chains: int, temps: int, d: int, ell: int, queries: int) -> None:
+    """The memory guard: the chains' states and likelihoods, the query sums, the contexts."""
+    states = n * chains * temps
+    nbytes = 8 * (3 * states * d + 3 * states * ell + 6 * n * chains * queries + 2 * n * ell * d + 2 * n * queries * d)
+    check_memory(where, nbytes, "n_contexts, n_chains, n_temps, n_query, d and alpha")
 
 
 def bayes_error(
@@ -317,19 +392,29 @@ def bayes_error(
     if ell < 1:
         raise ValueError(f"alpha: round(alpha * d) must be at least 1; got alpha = {alpha!r} at d = {d}")
     gen = as_rng(rng)
+    where = f"bayes_error(d={d}, alpha={alpha:g}, n_contexts={n_contexts})"
+    _check_size(where, n_contexts, n_chains, n_temps, d, ell, n_query)
     betas = beta_min ** (np.arange(n_temps - 1, -1, -1) / max(n_temps - 1, 1))
     X = gen.standard_normal((n_contexts, ell, d)) / math.sqrt(d)
     w = _to_sphere(gen.standard_normal((n_contexts, d)), d)
     z = np.einsum("nld,nd->nl", X, w)
     y = _f_of(link.f, z) + math.sqrt(rho) * gen.standard_normal(z.shape)
     x_query = gen.standard_normal((n_contexts, n_query, d)) / math.sqrt(d)
-    var, rhat, acc = posterior_variances(
-        X, y, x_query, link.f, rho, gen, n_chains=n_chains, n_burn=n_burn, n_keep=n_keep, betas=betas
-    )
-    per = rho + var.mean(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, with its cause
+        var, rhat, acc = _posterior_variances(
+            X, y, x_query, link.f, rho, gen, n_chains=n_chains, n_burn=n_burn, n_keep=n_keep, betas=betas,
+            progress=Progress(where, n_burn + n_keep),
+        )  # fmt: skip
+        per = rho + var.mean(axis=1)
+        se = per.std(ddof=1) / math.sqrt(n_contexts)
+    if not (np.all(np.isfinite(per)) and math.isfinite(se)):
+        raise ValueError(
+            f"teacher: its values are too large for float64 (the posterior variance overflows at {where}); "
+            "rescale the teacher"
+        )
     return BayesEstimate(
         error=float(per.mean()),
-        se=float(per.std(ddof=1) / math.sqrt(n_contexts)),
+        se=float(se),
         rhat_max=float(rhat.max()),
         rhat_q99=float(np.quantile(rhat, 0.99)),
         acceptance=float(acc),
@@ -343,6 +428,66 @@ def _convert(name: str, text: str, where: str) -> Any:
     if name in _INT_COLUMNS:
         return _csvfile.to_int(name, text, where, low=0)
     return _csvfile.to_float(name, text, where, nonnegative=True)
+
+
+def _check_row(row: dict[str, Any], where: str) -> None:
+    """A row's values within the ranges :func:`bayes_error` accepts, and consistent."""
+    if row["teacher"] not in LINKS:
+        raise ValueError(f"{where}: teacher: {row['teacher']!r} is not one of {sorted(LINKS)}")
+    lows = {"d": 2, "n_contexts": 2, "n_chains": 2, "n_temps": 1, "n_burn": 2, "n_keep": 4, "n_query": 1, "ell": 1}
+    for name, low in lows.items():
+        if row[name] < low:
+            raise ValueError(f"{where}: {name}: {row[name]} is not allowed; it must be >= {low}")
+    for name in ("alpha", "rho", "beta_min", "e_cf"):
+        if not row[name] > 0:
+            raise ValueError(f"{where}: {name}: {row[name]!r} is not allowed; it must be > 0")
+    for name in ("beta_min", "acceptance"):
+        if row[name] > 1:
+            raise ValueError(f"{where}: {name}: {row[name]!r} is not allowed; it must be <= 1")
+    if row["ell"] != round(row["alpha"] * row["d"]):
+        raise ValueError(
+            f"{where}: ell: {row['ell']} is not round(alpha * d) = {round(row['alpha'] * row['d'])} "
+            f"(alpha = {row['alpha']!r}, d = {row['d']}); a shifted or edited row?"
+        )
+    if row["error"] < row["rho"]:
+        raise ValueError(f"{where}: error: {row['error']!r} is below rho = {row['rho']!r}; the Bayes error is >= rho")
+
+
+def _point_key(label: Any) -> tuple[str, int, float] | None:
+    """``(teacher, d, alpha)`` of a sidecar label ``"h2:8:2"``, or None if it is not one."""
+    try:
+        teacher, d, alpha = str(label).split(":")
+        return teacher, int(d), float(alpha)
+    except ValueError:
+        return None
+
+
+def _check_sidecar(path: Path, rows: list[dict[str, Any]], required: bool) -> None:
+    """Each row's seed, n_contexts, rho and settings as the JSON sidecar records them."""
+    meta_path = path.with_suffix(".json")
+    if not meta_path.is_file():
+        if required:
+            raise ValueError(f"{meta_path}:0: (file): missing; the package's data file needs its record")
+        return  # a file of the user's without a record (read_rows checks the sidecar's JSON)
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if not isinstance(meta, dict) or meta.get("file") != path.name:
+        return
+    settings, points = meta.get("settings", {}), meta.get("points", [])
+    if not isinstance(settings, dict) or not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
+        raise ValueError(f"{meta_path}:1: settings/points: not a dict and a list of dicts; the sidecar is corrupt")
+    by_key = {_point_key(p.get("label")): p for p in points}
+    recorded = {**settings, "rho": meta["rho"]} if "rho" in meta else dict(settings)
+    for i, row in enumerate(rows):
+        key, label = (row["teacher"], row["d"], row["alpha"]), f"{row['teacher']}:{row['d']}:{row['alpha']!r}"
+        want = {**recorded, **{k: v for k, v in by_key.get(key, {}).items() if k in row}}
+        if points and key not in by_key:
+            raise ValueError(f"{path}: {label}: row {i + 1} is a point {meta_path.name} does not record")
+        for name, value in want.items():
+            if name in row and row[name] != value:
+                raise ValueError(
+                    f"{path}: {name}: row {i + 1} ({label}) has {row[name]!r}, but {meta_path.name} records "
+                    f"{value!r} (an edited row or an out-of-date sidecar?)"
+                )
 
 
 def load_bayes(path: str | Path | None = None) -> dict[tuple[str, int, float], dict[str, Any]]:
@@ -363,12 +508,19 @@ def load_bayes(path: str | Path | None = None) -> dict[tuple[str, int, float], d
     TypeError
         If ``path`` is not a str, a ``pathlib.Path`` or None.
     ValueError
-        If the file is corrupt (see :mod:`lib._csvfile`) or holds a point twice.
+        If the file is corrupt (see :mod:`lib._csvfile`), holds a point twice, a value
+        is out of the range :func:`bayes_error` accepts (``d >= 2``, ``rho > 0``, ...),
+        ``ell`` is not ``round(alpha * d)``, ``error < rho``, or a row's seed,
+        ``n_contexts``, ``rho`` or sampler settings differ from those its JSON sidecar
+        (``bayes_error.json``) records.
     """
-    if path is None:
+    default = path is None
+    if default:
         path = Path(str(importlib.resources.files("lib") / "data" / "bayes_error.csv"))
     elif not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str, a pathlib.Path or None; got {type(path).__name__} {path!r}")
     key = lambda r: (r["teacher"], r["d"], r["alpha"])  # noqa: E731
-    rows = _csvfile.read_rows(Path(path), BAYES_COLUMNS, _convert, keys=[(key, "same point")])
+    path = Path(path)
+    rows = _csvfile.read_rows(path, BAYES_COLUMNS, _convert, check_row=_check_row, keys=[(key, "same point")])
+    _check_sidecar(path, rows, required=default)
     return {key(r): r for r in rows}

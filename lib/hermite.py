@@ -675,7 +675,7 @@ def get_link(name: str, *, argument: str = "name", also: str = "") -> Link:
     Raises
     ------
     TypeError
-        If ``name`` is not a string.
+        If ``name``, ``argument`` or ``also`` is not a string.
     ValueError
         If ``name`` is not in :data:`LINKS`; the message lists the names.
 
@@ -688,6 +688,9 @@ def get_link(name: str, *, argument: str = "name", also: str = "") -> Link:
     :doc:`task diversity </book/regimes/task_diversity>`.
     Through other functions of ``lib``: every chapter.
     """
+    for key, value in (("argument", argument), ("also", also)):
+        if not isinstance(value, str):  # else the message would read "3 must be Noneone of ..."
+            raise TypeError(f"get_link: {key} must be a str (words for the message); got {value!r}")
     if not isinstance(name, str):
         raise TypeError(f"{argument} must be a string naming a link; got {name!r}")
     link = LINKS.get(name.strip().lower())  # the one look-up of a name

@@ -14,6 +14,7 @@ Used in: :doc:`chapter 7 </book/trained/networks>`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
@@ -26,6 +27,9 @@ __all__ = ["CurveLike", "MIN_POINTS", "late_loss_drop", "loss_curve"]
 #: What :func:`late_loss_drop` accepts for one run: a row of a stored sweep (read with
 #: :func:`loss_curve`) or the loss values themselves, a 1-D array.
 CurveLike = Union[Mapping[str, Any], Sequence[float], np.ndarray]
+
+#: Largest ``loss_every`` :func:`loss_curve` accepts (its step numbers stay exact int64).
+MAX_STEPS = 10**12
 
 #: Fewest points of a curve for :func:`late_loss_drop`: each fifth must hold one.
 MIN_POINTS = 5
@@ -49,18 +53,50 @@ def loss_curve(row: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     Raises
     ------
     ValueError
-        If ``row`` lacks one of the two columns or they cannot be read.
+        If ``row`` is not a mapping with the two columns, ``loss_every`` is not a positive
+        integer, or ``loss_curve`` is not a non-empty JSON list of finite losses ``>= 0``.
 
     Notes
     -----
     Used in: :doc:`trained networks </book/trained/networks>`.
     """
-    try:
-        k = int(float(row["loss_every"]))
-        loss = np.asarray(json.loads(row["loss_curve"]), dtype=float)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError("row must have the columns loss_every and loss_curve (a controls or full_la row)") from exc
+    if not isinstance(row, Mapping) or "loss_every" not in row or "loss_curve" not in row:
+        got = f"the columns {sorted(map(str, row))[:8]}" if isinstance(row, Mapping) else type(row).__name__
+        raise ValueError(f"row must have the columns loss_every and loss_curve (a controls or full_la row); got {got}")
+    k = _window(row["loss_every"])
+    loss = _stored_curve(row["loss_curve"])
     return k * np.arange(1, loss.size + 1), loss
+
+
+def _window(value: Any) -> int:
+    """``loss_every``: a positive integer (an int, or a float or text holding one)."""
+    k = value
+    if isinstance(value, str):
+        try:
+            k = float(value)
+        except ValueError:
+            k = None
+    ok = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, (bool, np.bool_))
+    if not (ok and math.isfinite(k) and k == int(k) and 1 <= k <= MAX_STEPS):
+        raise ValueError(
+            f"row: loss_every must be a positive integer (steps per window, at most {MAX_STEPS:.0e}); got {value!r}"
+        )
+    return int(k)
+
+
+def _stored_curve(text: Any) -> np.ndarray:
+    """``loss_curve``: JSON text of a non-empty flat list of finite losses >= 0."""
+    shown = repr(text)[:60]
+    try:
+        values = json.loads(text) if isinstance(text, (str, bytes)) else None
+    except ValueError:
+        values = None
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"row: loss_curve must be the JSON text of a non-empty list of losses; got {shown}")
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"row: loss_curve entry {i} is {v!r}; every loss must be a finite number >= 0")
+    return np.asarray(values, dtype=float)
 
 
 def late_loss_drop(runs: Sequence[CurveLike]) -> float:
@@ -106,19 +142,42 @@ def late_loss_drop(runs: Sequence[CurveLike]) -> float:
     """
     if isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (Sequence, np.ndarray)):
         raise TypeError(f"runs must be a sequence of rows or of 1-D loss arrays; got {type(runs).__name__}")
+    if isinstance(runs, np.ndarray) and runs.ndim == 0:
+        raise TypeError(f"runs must be a sequence of rows or of 1-D loss arrays; got a 0-d array {runs!r}")
     if len(runs) == 0:
         raise ValueError("runs must hold at least one run; got an empty sequence")
-    curves = [
-        as_float_array(f"runs[{i}] (its loss curve)", loss_curve(r)[1] if isinstance(r, Mapping) else r, 1)
-        for i, r in enumerate(runs)
-    ]
+    curves = [_run_curve(i, r) for i, r in enumerate(runs)]
     m = min(c.size for c in curves)
     if m < MIN_POINTS:
         raise ValueError(
             f"runs: every loss curve must have at least {MIN_POINTS} points (one per fifth); the shortest has {m}"
         )
-    mean_curve = np.mean([c[:m] for c in curves], axis=0)
-    q4, q5 = mean_curve[3 * m // 5 : 4 * m // 5].mean(), mean_curve[4 * m // 5 :].mean()
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean_curve = np.mean([c[:m] for c in curves], axis=0)
+        q4, q5 = mean_curve[3 * m // 5 : 4 * m // 5].mean(), mean_curve[4 * m // 5 :].mean()
+    if not (math.isfinite(q4) and math.isfinite(q5)):
+        raise ValueError(f"runs: the mean loss overflows float64 (largest loss {max(c.max() for c in curves):.3g})")
     if not q4 > 0:
         raise ValueError(f"runs: the mean loss over the fourth fifth must be positive; got {float(q4)!r}")
     return float((q4 - q5) / q4)
+
+
+def _run_curve(i: int, run: Any) -> np.ndarray:
+    """The loss curve of ``runs[i]``: a stored row's, or a 1-D array of real numbers."""
+    name = f"runs[{i}] (its loss curve)"
+    if isinstance(run, Mapping):
+        return loss_curve(run)[1]
+    try:
+        seq = isinstance(run, (Sequence, np.ndarray)) and not isinstance(run, (str, bytes))
+        arr = np.asarray(run) if seq else None
+    except ValueError:  # ragged
+        raise TypeError(f"{name} must be a 1-D array of real numbers; got a ragged {type(run).__name__}") from None
+    if arr is not None and arr.dtype == object:  # ragged, None, Fraction entries: convert only numbers
+        try:
+            arr = np.asarray(run, dtype=float) if arr is not None else None
+        except (TypeError, ValueError):
+            arr = None
+    if arr is None or arr.dtype.kind not in "iuf":
+        kind = type(run).__name__ if arr is None else f"dtype {arr.dtype}"
+        raise TypeError(f"{name} must be a 1-D array of real numbers (not bool, str or complex); got {kind}")
+    return as_float_array(name, arr, 1)

@@ -11,7 +11,15 @@ the others.
 The verdict of each lab is the record its check wrote (:func:`lib.teaching.labs.check` appends
 one JSON line per check to the file named by ``LIB_LABS_RECORD``, which the grader sets
 for the kernel to a file outside the submission's working folder). Printed text is not
-read, so a cell that prints ``PASS: <lab>: ...`` earns nothing. The verdicts are
+read, so a cell that prints ``PASS: <lab>: ...`` earns nothing. Only a check's own record
+counts: the grader notes which cell was running when each line was written, and keeps a
+line only if that cell is a check cell of the line's lab (a cell that calls
+``labs.check(..., name=<lab>)``) and, when the notebook's source in the book is at hand
+(its ``lib_labs`` metadata names it), has the source of the book's check cell. A line
+that a student's cell writes into the file, or that a check the student wrote or edited
+writes, is ignored and counted in the run status. (What runs in the kernel can still
+replace ``labs.check`` itself before the check cell: the grader cannot see inside the
+kernel. Grade untrusted notebooks in a container, and read the executed copies.) The verdicts are
 ``PASS``, ``FAIL`` (with the number of failing cases), ``NOT ATTEMPTED``, ``LAB
 ERROR``, ``NOT ACCEPTED`` when the student's function calls the library function the
 lab asks them to write (the check's ``not accepted: your function calls
@@ -60,6 +68,7 @@ import ast
 import csv
 import html
 import json
+import math
 import os
 import re
 import shutil
@@ -147,8 +156,22 @@ def read_records(path: Path) -> list[dict]:
     """
     if not path.exists():
         return []
+    return _parse_records(path.read_bytes())
+
+
+def records_by_cell(chunks: list[tuple[int | None, bytes]]) -> list[dict]:
+    """The records of :func:`run_notebook`'s ``chunks``, each with the key ``"cell"``: the
+    index of the cell that was running when it was written (None: no cell was)."""
     records = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for index, data in chunks:
+        for rec in _parse_records(data):
+            records.append({**rec, "cell": index})
+    return records
+
+
+def _parse_records(data: bytes) -> list[dict]:
+    records = []
+    for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
@@ -163,6 +186,53 @@ def read_records(path: Path) -> list[dict]:
         ):
             records.append(rec)
     return records
+
+
+def book_check_sources(nb: nbformat.NotebookNode) -> dict[str, set[str]] | None:
+    """The source of each lab's check cell in the book, if the notebook's source is at hand.
+
+    The ``lib_labs`` metadata names the notebook (``book/regimes/finite_data.ipynb``);
+    None when it does not, or the file is not in this repository.
+    """
+    meta = nb.metadata.get(make_student.METADATA_KEY) or {}
+    name = meta.get("source") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not (ROOT / name).is_file():
+        return None
+    try:
+        book = make_student.student_notebook(nbformat.read(ROOT / name, as_version=4), name)
+    except Exception:  # noqa: BLE001 - an unreadable book notebook: compare nothing
+        return None
+    sources: dict[str, set[str]] = {}
+    for cell in book.cells:
+        for lab in check_cell_labs(cell):
+            sources.setdefault(lab, set()).add(cell.source.strip())
+    return sources
+
+
+def check_cell_labs(cell: nbformat.NotebookNode) -> list[str]:
+    """The labs a code cell checks (its ``labs.check(..., name=...)`` calls)."""
+    if cell.get("cell_type") != "code":
+        return []
+    return make_student.lab_names(nbformat.v4.new_notebook(cells=[cell]))
+
+
+def own_records(records: list[dict], nb: nbformat.NotebookNode) -> tuple[list[dict], int]:
+    """The records a lab's own check cell wrote (:func:`records_by_cell`), and the
+    number of the others (written by another cell, by a check cell of another lab, by a
+    check cell whose source differs from the book's, or while no cell ran)."""
+    book = book_check_sources(nb)
+    kept, ignored = [], 0
+    for rec in records:
+        index = rec.get("cell")
+        cell = nb.cells[index] if isinstance(index, int) and 0 <= index < len(nb.cells) else None
+        ok = cell is not None and rec["lab"] in check_cell_labs(cell)
+        if ok and book is not None and rec["lab"] in book:
+            ok = cell.source.strip() in book[rec["lab"]]
+        if ok:
+            kept.append(rec)
+        else:
+            ignored += 1
+    return kept, ignored
 
 
 def verdicts(records: list[dict], labs: list[str]) -> list[LabResult]:
@@ -256,7 +326,12 @@ def running_where(nb: nbformat.NotebookNode, index: int) -> str:
 
 
 def run_notebook(
-    nb: nbformat.NotebookNode, workdir: Path, timeout: float, kernel: str = "python3", record: Path | None = None
+    nb: nbformat.NotebookNode,
+    workdir: Path,
+    timeout: float,
+    kernel: str = "python3",
+    record: Path | None = None,
+    chunks: list[tuple[int | None, bytes]] | None = None,
 ) -> str:
     """Execute ``nb`` in place in a fresh kernel; return the run status.
 
@@ -267,7 +342,10 @@ def run_notebook(
     (``"cell 9 (undefined_name + 1) raised NameError: name 'undefined_name' is not
     defined"``, several joined by ``"; "``), ``"timed out after <t> s in cell <k>
     (<first line>)"`` or ``"kernel died in cell <k> (<first line>)"`` (followed by the
-    cells that raised before), or ``"could not run: <error>"``.
+    cells that raised before), or ``"could not run: <error>"``. If ``chunks`` is a list,
+    ``(cell_index, data)`` is appended to it after each cell: the bytes the cell appended
+    to ``record``, read at once (a later cell that rewrites the file changes nothing);
+    bytes that appeared between cells come with the index None.
     """
     deadline = time.monotonic() + timeout
     running: dict[str, int] = {}
@@ -275,8 +353,26 @@ def run_notebook(
     def remaining(cell: nbformat.NotebookNode) -> int:
         return max(1, int(deadline - time.monotonic() + 0.999))
 
+    seen = {"offset": 0}
+
+    def collect(index: int | None) -> None:  # what the file gained since the last look
+        if chunks is None or record is None or not record.exists():
+            return
+        with open(record, "rb") as fh:
+            if fh.seek(0, os.SEEK_END) < seen["offset"]:  # rewritten shorter: read it all again
+                seen["offset"] = 0
+            fh.seek(seen["offset"])
+            data = fh.read()
+        seen["offset"] += len(data)
+        if data:
+            chunks.append((index, data))
+
     def started(cell: nbformat.NotebookNode, cell_index: int, **_: object) -> None:
+        collect(None)  # written while no cell ran (a thread of an earlier cell)
         running["index"] = cell_index
+
+    def executed(cell: nbformat.NotebookNode, cell_index: int, **_: object) -> None:
+        collect(cell_index)
 
     client = nbclient.NotebookClient(
         nb,
@@ -287,6 +383,7 @@ def run_notebook(
         shutdown_kernel="immediate",
         resources={"metadata": {"path": str(workdir)}},
         on_cell_start=started,
+        on_cell_executed=executed,
     )
     env = dict(os.environ, LIB_LABS_STUDENT="1")
     env.pop(RECORD_ENV, None)
@@ -294,6 +391,7 @@ def run_notebook(
         env[RECORD_ENV] = str(record)
 
     def stopped(what: str) -> str:  # the cell that was running, and the cells that raised before it
+        collect(running.get("index"))  # what the stopped cell wrote before it stopped
         where = f" {running_where(nb, running['index'])}" if "index" in running else ""
         return "; ".join([what + where] + raised_cells(nb))
 
@@ -329,8 +427,9 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
     list of Submission
         One per path, in order.
     """
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ValueError(f"timeout must be a number of seconds > 0; got {timeout!r}")
+    ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+    if not (ok and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a finite number of seconds > 0; got {timeout!r}")
     results = []
     for path, student in zip(paths, students(paths)):
         sub = Submission(student, path)
@@ -348,10 +447,14 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
             tempfile.TemporaryDirectory(prefix="grade-record-") as rec_dir,
         ):
             record = Path(rec_dir) / "verdicts.jsonl"
-            sub.run = run_notebook(nb, Path(tmp), timeout, kernel, record)
-            records = read_records(record)
+            chunks: list[tuple[int | None, bytes]] = []
+            sub.run = run_notebook(nb, Path(tmp), timeout, kernel, record, chunks)
+            records, ignored = own_records(records_by_cell(chunks), nb)
         sub.seconds = time.monotonic() - start
         sub.labs = verdicts(records, labs)
+        if ignored:
+            note = f"{ignored} verdict record(s) not written by a lab's own check cell ignored"
+            sub.run = note if sub.run == "ok" else f"{sub.run}; {note}"
         target = out / "executed" / student / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
@@ -512,9 +615,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--points", type=float, default=1.0, help="points per passed lab (default 1)")
     parser.add_argument("--kernel", default="python3", help="Jupyter kernel name")
     args = parser.parse_args(argv)
-    if args.timeout <= 0 or args.points <= 0:
-        parser.error("--timeout and --points must be > 0")
+    for name, value in (("--timeout", args.timeout), ("--points", args.points)):
+        if not (math.isfinite(value) and value > 0):  # inf seconds broke every run; nan points were written
+            parser.error(f"{name} must be a finite number > 0; got {value!r}")
+    seen: dict[Path, Path] = {}
+    for path in args.notebooks:
+        if path.resolve() in seen:  # it would be graded, and counted in the totals, twice
+            parser.error(f"{path} is given twice (as {seen[path.resolve()]} before)")
+        seen[path.resolve()] = path
     out = args.out.resolve()
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {args.out} is a file; it must be a folder (made if missing)")
     if (out / "executed").exists():
         shutil.rmtree(out / "executed")
     out.mkdir(parents=True, exist_ok=True)

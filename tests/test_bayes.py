@@ -144,3 +144,183 @@ def test_stored_values_are_the_scripts_points_and_converged():
 def test_load_bayes_refuses_a_bad_path_type():
     with pytest.raises(TypeError, match="path"):
         bayes.load_bayes(3)
+
+
+# ------------------------------------------------------------------ the audit of issue 33
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"d": 10**6}, "n_contexts, n_chains"),  # numpy's "array is too big" / MemoryError before
+        ({"n_contexts": 10**12}, "n_contexts"),
+        ({"n_chains": 10**12}, "n_contexts"),
+        ({"n_query": 10**9}, "n_contexts"),
+        ({"n_temps": 10**12}, "n_contexts"),
+        ({"alpha": 1e12}, "n_contexts"),
+    ],
+)
+def test_huge_sizes_are_refused_before_any_allocation(kwargs, argument):
+    from lib._checks import MemoryLimitError
+
+    args = {"teacher": "h2", "d": 4, "alpha": 2.0, "rho": RHO, "n_contexts": 4, "rng": 0, "n_burn": 2, "n_keep": 4}
+    args |= kwargs
+    with pytest.raises(MemoryLimitError, match=rf"^bayes_error\(d=.*would need about .*driven by {argument}"):
+        bayes.bayes_error(args.pop("teacher"), args.pop("d"), args.pop("alpha"), args.pop("rho"), **args)
+
+
+def test_a_long_burn_in_does_not_overflow_the_step_size():
+    # a hot replica accepts nearly every move, so its adapted step grew without bound: after
+    # about 6000 burn-in steps its square overflowed and the sampler stopped with
+    # "f must return finite values ...; got f(nan) = nan". The log step is now bounded
+    est = bayes.bayes_error("h2", 4, 2.0, RHO, n_contexts=2, rng=0, n_burn=30_000, n_keep=4, n_temps=2, n_query=2)
+    assert np.isfinite(est.error) and RHO < est.error
+
+
+def test_the_bound_on_the_step_leaves_the_books_runs_unchanged():
+    # the book's runs burn in for 2000 steps: a log step moves by less than 200 < MAX_LOG_STEP,
+    # so the stored values stay reproducible (this value is the sampler's before the bound)
+    est = bayes.bayes_error("linear", 8, 2.0, RHO, n_contexts=4, rng=1, n_burn=2000, n_keep=100, n_temps=8)
+    assert est.error == 0.21454462432398155
+    assert 0.75 * 20 * (math.sqrt(1 + 2000 / 10) - 1) < bayes.MAX_LOG_STEP
+
+
+def test_a_teacher_too_large_for_float64_is_refused():
+    # coefficients 1e150: E f^2 is finite, but the squared residuals overflow; the estimate
+    # came back as 1.6e299 with se = inf
+    with pytest.raises(ValueError, match=r"^teacher: its values are too large for float64"):
+        bayes.bayes_error([0.0, 1e150], 4, 2.0, RHO, n_contexts=2, rng=0, n_burn=2, n_keep=4)
+
+
+def _worker_args(**kw):
+    rng = np.random.default_rng(0)
+    args = {
+        "X": rng.standard_normal((2, 3, 4)),
+        "y": np.zeros((2, 3)),
+        "x_query": np.zeros((2, 2, 4)),
+        "f": LINKS["linear"].f,
+        "rho": RHO,
+        "rng": np.random.default_rng(1),
+        "n_chains": 2,
+        "n_burn": 2,
+        "n_keep": 4,
+        "betas": np.array([0.1, 1.0]),
+    }
+    return args | kw
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [  # before: a silent result (rho <= 0, NaN labels, bad betas, one chain), NaN R-hat
+        # (n_keep < 4), ZeroDivisionError, or AttributeError / broadcasting errors from numpy
+        ({"rho": 0.0}, ValueError, r"^rho must be > 0"),
+        ({"rho": -1.0}, ValueError, r"^rho must be > 0"),
+        ({"rho": math.nan}, ValueError, r"^rho must not be NaN"),
+        ({"y": np.full((2, 3), np.nan)}, ValueError, r"^y must be finite"),
+        ({"y": np.zeros((2, 4))}, ValueError, r"^y must have shape \(n, ell\) = \(2, 3\)"),
+        ({"x_query": np.zeros((2, 2, 5))}, ValueError, r"^x_query must have shape \(n, Q, d\) = \(2, Q >= 1, 4\)"),
+        ({"x_query": np.zeros((2, 0, 4))}, ValueError, r"^x_query must have shape"),
+        ({"X": np.zeros((3, 4))}, ValueError, r"^X must have 3 dimensions"),
+        ({"X": "abc"}, TypeError, r"^X must be an array of real numbers"),
+        ({"X": np.zeros((0, 3, 4)), "y": np.zeros((0, 3)), "x_query": np.zeros((0, 2, 4))}, ValueError, r"^X must"),
+        ({"rng": 0}, TypeError, r"^rng must be a numpy.random.Generator; got 0"),
+        ({"f": "relu"}, TypeError, r"f"),
+        ({"n_chains": 1}, ValueError, r"^n_chains must be an integer >= 2"),
+        ({"n_keep": 3}, ValueError, r"^n_keep must be an integer >= 4"),
+        ({"n_keep": 0}, ValueError, r"^n_keep must be an integer >= 4"),
+        ({"n_burn": -1}, ValueError, r"^n_burn must be an integer >= 0"),
+        ({"n_burn": 2.5}, TypeError, r"^n_burn must be an integer"),
+        ({"betas": np.array([0.1, 0.5])}, ValueError, r"^betas must increase strictly in \(0, 1\] and end at 1"),
+        ({"betas": np.array([1.0, 0.1])}, ValueError, r"^betas must increase"),
+        ({"betas": np.array([-1.0, 1.0])}, ValueError, r"^betas must increase"),
+        ({"betas": np.array([])}, ValueError, r"^betas must increase"),
+        ({"betas": [[1.0]]}, ValueError, r"^betas must have 1 dimensions"),
+    ],
+)
+def test_posterior_variances_checks_its_arguments(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        bayes.posterior_variances(**_worker_args(**kwargs))
+
+
+def test_posterior_variances_takes_lists():
+    args = _worker_args()
+    var, rhat, acc = bayes.posterior_variances(**(args | {"X": args["X"].tolist(), "betas": [0.1, 1.0]}))
+    assert var.shape == rhat.shape == (2, 2) and 0 <= acc <= 1
+
+
+def _stored_copy(tmp_path, edit_row=None, edit_meta=None, sidecar=True):
+    """A copy of the stored file (and its sidecar) with one edit, in tmp_path."""
+    src = ROOT / "lib" / "data" / "bayes_error.csv"
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    if edit_row is not None:
+        fields = lines[1].rstrip("\n").split(",")
+        for column, text in edit_row.items():
+            fields[bayes.BAYES_COLUMNS.index(column)] = text
+        lines[1] = ",".join(fields) + "\n"
+    path = tmp_path / "bayes_error.csv"
+    path.write_text("".join(lines), encoding="utf-8")
+    if sidecar:
+        meta = src.with_suffix(".json").read_text(encoding="utf-8")
+        for old, new in (edit_meta or {}).items():
+            assert old in meta
+            meta = meta.replace(old, new)
+        path.with_suffix(".json").write_text(meta, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "edit_row, match",
+    [  # each loaded silently before
+        ({"teacher": "quartic"}, r":2: teacher: 'quartic' is not one of \['abs'"),
+        ({"teacher": "H2"}, r":2: teacher: 'H2' is not one of"),
+        ({"d": "1"}, r":2: d: 1 is not allowed; it must be >= 2"),
+        ({"n_contexts": "1"}, r":2: n_contexts: 1 is not allowed; it must be >= 2"),
+        ({"n_keep": "0"}, r":2: n_keep: 0 is not allowed; it must be >= 4"),
+        ({"alpha": "0"}, r":2: alpha: 0.0 is not allowed; it must be > 0"),
+        ({"rho": "0"}, r":2: rho: 0.0 is not allowed; it must be > 0"),
+        ({"beta_min": "2"}, r":2: beta_min: 2.0 is not allowed; it must be <= 1"),
+        ({"acceptance": "1.5"}, r":2: acceptance: 1.5 is not allowed; it must be <= 1"),
+        ({"ell": "17"}, r":2: ell: 17 is not round\(alpha \* d\) = 16"),
+        ({"error": "0.05"}, r":2: error: 0.05 is below rho = 0.1"),
+        ({"seed": "1"}, r"seed: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 20269226"),
+        ({"n_temps": "1"}, r"n_temps: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 8"),
+        ({"alpha": "2.0000000001"}, r"h2:8:2.0000000001: row 1 is a point bayes_error.json does not record"),
+    ],
+)
+def test_load_bayes_refuses_a_row_out_of_range_or_off_its_record(tmp_path, edit_row, match):
+    with pytest.raises(ValueError, match=match):
+        bayes.load_bayes(_stored_copy(tmp_path, edit_row=edit_row))
+
+
+@pytest.mark.parametrize(
+    "edit_meta, match",
+    [
+        (
+            {'"seed": 20269226': '"seed": 20269227'},
+            r"seed: row 1 .* has 20269226, but bayes_error.json records 20269227",
+        ),
+        ({'"n_keep": 6000': '"n_keep": 600'}, r"n_keep: row 1 .* has 6000, but bayes_error.json records 600"),
+        ({'"rho": 0.1': '"rho": 0.2'}, r"rho: row 1 .* has 0.1, but bayes_error.json records 0.2"),
+        ({'"points": [': '"points": [3, '}, r"bayes_error.json:1: settings/points: .* the sidecar is corrupt"),
+        ({"{": "{,"}, r"bayes_error.json:1: \(json\): the sidecar of bayes_error.csv is not valid JSON"),
+    ],
+)
+def test_load_bayes_refuses_a_sidecar_that_disagrees(tmp_path, edit_meta, match):
+    with pytest.raises(ValueError, match=match):
+        bayes.load_bayes(_stored_copy(tmp_path, edit_meta=edit_meta))
+
+
+def test_load_bayes_reads_a_good_copy_and_a_file_without_a_record(tmp_path):
+    assert bayes.load_bayes(_stored_copy(tmp_path)) == bayes.load_bayes()
+    (tmp_path / "bare").mkdir()
+    assert len(bayes.load_bayes(_stored_copy(tmp_path / "bare", sidecar=False))) == 10  # a user's own file
+
+
+def test_split_rhat_of_chains_that_never_move():
+    # two chains, each constant over its halves: within-chain variance 0. They disagree: R-hat
+    # is infinite (it was sqrt(pooled / tiny), about 1e153); they agree: 1
+    m = 3
+    s1 = np.zeros((2, 1, 2, 1))
+    s1[:, 0, 0, 0], s1[:, 0, 1, 0] = m * 1.0, m * 2.0  # chain values 1 and 2
+    s2 = s1**2 / m
+    assert bayes._split_rhat(s1, s2, m)[0, 0] == np.inf
+    same = np.full((2, 1, 2, 1), m * 1.0)
+    assert bayes._split_rhat(same, same**2 / m, m)[0, 0] == 1.0

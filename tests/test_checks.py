@@ -81,6 +81,84 @@ def test_user_call_reports_a_failing_call_and_silences_warnings_when_quiet():
         check_returned("g", out, z)
 
 
+def test_a_teacher_that_writes_into_its_input_is_refused_and_the_probe_grid_kept():
+    # as_link probes a callable on the shared PROBE_GRID: a teacher that doubled z in place
+    # doubled the grid for every later probe of the process (the audit saw "f(z) = -inf at
+    # z = -72" where the grid ends at 36). The input is read-only during the call now
+    from lib.quadrature import PROBE_GRID
+    from lib.teachers import as_link
+
+    grid = PROBE_GRID.copy()
+
+    def doubles_in_place(z):
+        z *= 2.0
+        return z
+
+    with pytest.raises(ValueError, match=r"^teacher: f must be a vectorized .*read-only \(it writes into its input"):
+        as_link(doubles_in_place)
+    np.testing.assert_array_equal(PROBE_GRID, grid)
+    assert PROBE_GRID.flags.writeable  # given back as it was
+    z = np.linspace(-1.0, 1.0, 5)
+    with pytest.raises(RuntimeError, match=r"writes into its input"):
+        check_vectorized("g", lambda v: np.maximum(v, 0.0, out=v), z, call_error=RuntimeError)
+    assert z.flags.writeable and z[0] == -1.0
+
+
+def test_user_call_cuts_a_long_name_and_checks_its_error_class():
+    from lib._checks import user_call
+    from lib._usercall import MAX_CALLEE, callee_name
+
+    class HugeRepr:
+        def __repr__(self):
+            return "R" * 10**6
+
+    class BadRepr:
+        def __repr__(self):
+            raise RuntimeError("repr broke")
+
+    z = np.zeros(3)
+    with pytest.raises(ValueError) as info:  # the message carried the whole megabyte before
+        with user_call("g", z, callee="R" * 10**6):
+            raise KeyError("x")
+    assert len(str(info.value)) < MAX_CALLEE + 200
+    assert len(callee_name(HugeRepr())) <= MAX_CALLEE
+    assert callee_name(BadRepr()) == "<BadRepr object (its repr raised)>"
+    with pytest.raises(ValueError, match=r"calling <BadRepr object \(its repr raised\)> on an array"):
+        check_vectorized("g", type("BadRepr", (BadRepr,), {"__call__": lambda self, v: 1 / 0})(), z)
+    for bad in ("x", BaseException, None):
+        with pytest.raises(TypeError, match=r"^user_call: call_error must be an Exception class"):
+            with user_call("g", z, call_error=bad):
+                pass
+    with pytest.raises(KeyboardInterrupt):  # not a failure of the function: passed on as it is
+        with user_call("g", z):
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    "out, match",
+    [  # each came back as numbers before: the masked entries' hidden values, time deltas
+        # as integers; a ragged list raised numpy's own message without the argument
+        (np.ma.masked_array(np.arange(5.0), mask=[0, 1, 0, 0, 0]), r"^g returned a masked array with masked"),
+        (np.arange(5).astype("timedelta64[s]"), r"^g must return real numbers; it returned dtype timedelta64"),
+        ([[1.0], [1.0, 2.0], 3, 4, 5], r"^g must return an array of real numbers; np.asarray of its result failed"),
+    ],
+)
+def test_check_returned_refuses_what_is_not_plain_numbers(out, match):
+    from lib._checks import check_returned
+
+    with pytest.raises(ValueError, match=match):
+        check_returned("g", out, np.zeros(5))
+    assert check_returned("g", np.ma.masked_array(np.arange(5.0)), np.zeros(5)).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_check_real_takes_a_python_integer_beyond_int64():
+    from lib._checks import check_scalar
+
+    assert check_scalar("alpha", 10**30) == 1e30  # "got 10**30 (dtype object)" before
+    with pytest.raises(ValueError, match=r"^alpha must be finite; got an integer of 401 digits"):
+        check_scalar("alpha", 10**400)
+
+
 def test_check_param_uses_the_declared_ranges():
     assert check_param("kappa", np.inf, scalar=True) == np.inf
     assert check_param("rho", 0.0, scalar=True) == 0.0

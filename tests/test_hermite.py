@@ -8,6 +8,7 @@ raise (naming the argument, with no warning escaping).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from fractions import Fraction
 
@@ -452,6 +453,18 @@ def test_old_names_are_aliases():
     """hermite_function(s) are the old names of hermite_polynomial(s), kept for existing code."""
     assert H.hermite_function is H.hermite_polynomial
     assert H.hermite_functions is H.hermite_polynomials
+
+
+@pytest.mark.parametrize("kwargs", [{"also": None}, {"also": 3}, {"also": ["x"]}, {"argument": None}, {"argument": 3}])
+def test_get_link_refuses_message_words_that_are_not_text(kwargs):
+    # the keywords only shape the message: before, also=None gave "name must be Noneone of ..."
+    # for an unknown name and was ignored for a known one
+    ((key, value),) = kwargs.items()
+    for name in ("relu", "quartic"):
+        with pytest.raises(TypeError, match=rf"^get_link: {key} must be a str .*got {re.escape(repr(value))}"):
+            H.get_link(name, **kwargs)
+    with pytest.raises(ValueError, match=r"^teacher must be a callable, one of \['abs', .*got 'quartic'"):
+        H.get_link("quartic", argument="teacher", also="a callable, ")
 
 
 def test_a_link_name_is_looked_up_only_by_get_link(monkeypatch):

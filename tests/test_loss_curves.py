@@ -68,7 +68,7 @@ def test_late_loss_drop_reads_stored_rows_like_arrays():
         ([np.ones(10), np.ones(4)], ValueError, r"the shortest has 4"),
         ([[1.0, np.nan, 1.0, 1.0, 1.0]], ValueError, r"^runs\[0\] \(its loss curve\) must be finite"),
         ([np.ones(10), np.ones((2, 5))], ValueError, r"^runs\[1\] \(its loss curve\) must have 1 dimensions"),
-        ([["a", "b", "c", "d", "e"]], TypeError, r"^runs\[0\] \(its loss curve\) must be an array of real"),
+        ([["a", "b", "c", "d", "e"]], TypeError, r"^runs\[0\] \(its loss curve\) must be a 1-D array of real"),
         ([np.zeros(10)], ValueError, r"fourth fifth must be positive; got 0.0"),
         ([{"icl": 1.0}], ValueError, r"loss_every and loss_curve"),
     ],
@@ -76,6 +76,55 @@ def test_late_loss_drop_reads_stored_rows_like_arrays():
 def test_late_loss_drop_refuses_bad_input(runs, exc, message):
     with pytest.raises(exc, match=message):
         late_loss_drop(runs)
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (None, r"^row must have the columns .*; got NoneType"),
+        ({"loss_every": 5}, r"^row must have the columns .*; got the columns \['loss_every'\]"),
+        ({"loss_every": "nan", "loss_curve": "[1]"}, r"^row: loss_every must be a positive integer .*got 'nan'"),
+        ({"loss_every": "inf", "loss_curve": "[1]"}, r"loss_every must be a positive integer .*got 'inf'"),
+        ({"loss_every": 1e300, "loss_curve": "[1]"}, r"loss_every must be a positive integer .*at most 1e\+12"),
+        ({"loss_every": 0, "loss_curve": "[1]"}, r"loss_every must be a positive integer .*got 0"),
+        ({"loss_every": -5, "loss_curve": "[1]"}, r"loss_every .*got -5"),
+        ({"loss_every": "2.5", "loss_curve": "[1]"}, r"loss_every .*got '2.5'"),  # was silently 2
+        ({"loss_every": True, "loss_curve": "[1]"}, r"loss_every .*got True"),
+        ({"loss_every": 5, "loss_curve": "[NaN, 1]"}, r"^row: loss_curve entry 0 is nan; every loss must be"),
+        ({"loss_every": 5, "loss_curve": "[1, Infinity]"}, r"loss_curve entry 1 is inf"),
+        ({"loss_every": 5, "loss_curve": "[null, 1]"}, r"loss_curve entry 0 is None"),
+        ({"loss_every": 5, "loss_curve": "[-1, 1]"}, r"loss_curve entry 0 is -1"),
+        ({"loss_every": 5, "loss_curve": "[true, 1]"}, r"loss_curve entry 0 is True"),
+        ({"loss_every": 5, "loss_curve": "[[1, 2], [3, 4]]"}, r"loss_curve entry 0 is \[1, 2\]"),
+        ({"loss_every": 5, "loss_curve": "[]"}, r"^row: loss_curve must be the JSON text of a non-empty list"),
+        ({"loss_every": 5, "loss_curve": "3"}, r"loss_curve must be the JSON text .*got '3'"),
+        ({"loss_every": 5, "loss_curve": "[1, 2"}, r"loss_curve must be the JSON text .*got '\[1, 2'"),
+        ({"loss_every": 5, "loss_curve": [1, 2]}, r"loss_curve must be the JSON text .*got \[1, 2\]"),
+    ],
+)
+def test_loss_curve_refuses_a_bad_row(row, message):
+    # each used to return NaN, a 2-D or 0-d curve, wrong step numbers, or raise OverflowError
+    with pytest.raises(ValueError, match=message):
+        loss_curve(row)
+
+
+@pytest.mark.parametrize(
+    "runs, exc, message",
+    [
+        (np.array(3.0), TypeError, r"^runs must be a sequence .*got a 0-d array"),
+        ([["1"] * 5], TypeError, r"^runs\[0\] \(its loss curve\) must be a 1-D array of real .*dtype <U1"),
+        ([[True] * 5], TypeError, r"runs\[0\] .*dtype bool"),
+        ([[1 + 1j] * 5], TypeError, r"runs\[0\] .*dtype complex128"),
+        ([None], TypeError, r"runs\[0\] .*got NoneType"),
+        ([[1.0, [2.0]] * 3], TypeError, r"runs\[0\] .*got a ragged list"),
+        ([[1e308] * 5, [1e308] * 5], ValueError, r"^runs: the mean loss overflows float64"),  # was NaN
+    ],
+)
+def test_late_loss_drop_refuses_more_bad_input(runs, exc, message):
+    with pytest.raises(exc, match=message):
+        late_loss_drop(runs)
+    # exact rationals are real numbers: accepted
+    assert late_loss_drop([[Fraction(v) for v in (5, 4, 3, 2, 1)]]) == 0.5
 
 
 def test_the_loss_curve_has_one_address():

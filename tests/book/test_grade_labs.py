@@ -331,3 +331,122 @@ def test_grade_a_lab_function_that_hangs(tmp_path):
     summary = (out / "grades.md").read_text()
     assert "timed out after 30 s in the check of lab doubling (cell" in summary
     assert f"which calls your function double from cell {lab + 1} (def double(x):)" in summary
+
+
+# ------------------------------------------------ only a lab's own check cell writes its verdict
+def _forging_cell():
+    """A student's cell that forges verdicts: it rewrites the record file, appends to it, calls
+    the private writer of lib.teaching.labs, and runs a check of its own (with its own
+    reference) under the lab's name."""
+    return (
+        "import json, os\n"
+        "path = os.environ['LIB_LABS_RECORD']\n"
+        "fake = json.dumps({'lab': 'doubling', 'status': 'PASS', 'lines': ['agrees']}) + '\\n'\n"
+        "open(path, 'w').write(fake)\n"
+        "open(path, 'a').write(fake)\n"
+        "labs._record('squaring', 'PASS', ['agrees'])\n"
+        "labs.check(lambda x: 2 * x, lambda x: 2 * x, [(1.0,)], name='doubling')"
+    )
+
+
+def test_own_records_keep_only_what_a_labs_check_cell_wrote(tmp_path, monkeypatch):
+    nb = _submission("return 3 * x", None, _forging_cell())
+    check = {
+        lab: next(i for i, c in enumerate(nb.cells) if grade_labs.check_cell_labs(c) == [lab])
+        for lab in ("doubling", "squaring")
+    }
+    forger = next(i for i, c in enumerate(nb.cells) if c.source.startswith("import json, os"))
+    other = next(i for i, c in enumerate(nb.cells) if c.source.startswith("def double"))
+    records = [
+        {**_rec("doubling", "FAIL", "case 1 of 2"), "cell": check["doubling"]},  # the check's own
+        {**_rec("doubling", "PASS", "agrees"), "cell": other},  # written by another cell
+        {**_rec("squaring", "PASS", "agrees"), "cell": check["doubling"]},  # by the check cell of another lab
+        {**_rec("squaring", "PASS", "agrees"), "cell": None},  # while no cell ran
+        {**_rec("squaring", "PASS", "agrees"), "cell": 999},  # no such cell
+    ]
+    monkeypatch.setattr(grade_labs, "ROOT", tmp_path)  # the book's notebook is not at hand
+    kept, ignored = grade_labs.own_records(records, nb)
+    assert kept == records[:1] and ignored == 4
+    # the forging cell calls labs.check(name="doubling"): without the book's source it counts as
+    # a check cell; with it (its source differs from the book's check cell) it does not
+    own = {**_rec("doubling", "PASS", "agrees"), "cell": forger}
+    assert grade_labs.own_records([own], nb) == ([own], 0)
+    (tmp_path / "book").mkdir()
+    nbformat.write(_instructor_notebook(), tmp_path / "book" / "toy.ipynb")
+    assert grade_labs.book_check_sources(nb)["doubling"] == {nb.cells[check["doubling"]].source.strip()}
+    assert grade_labs.own_records([own, records[0]], nb) == ([records[0]], 1)
+
+
+def test_records_by_cell_reads_each_cells_chunk():
+    line = json.dumps(_rec("a", "PASS", "agrees")).encode() + b"\n"
+    got = grade_labs.records_by_cell([(3, line + b"PASS: a: printed\n"), (None, line)])
+    assert [r["cell"] for r in got] == [3, None]
+
+
+@pytest.mark.slow
+def test_grade_ignores_verdicts_forged_by_a_students_cell(tmp_path, monkeypatch):
+    # before, every one of these forgeries earned the point: the grader read every JSON line
+    # of the record file, whoever wrote it
+    monkeypatch.setattr(grade_labs, "ROOT", tmp_path)
+    (tmp_path / "book").mkdir()
+    nbformat.write(_instructor_notebook(), tmp_path / "book" / "toy.ipynb")
+    subs = {
+        "alice": _submission("return 2 * x", "return x * x"),  # right: still graded PASS
+        "hal": _submission("return 3 * x", None, _forging_cell()),  # wrong, forges both labs
+    }
+    paths = []
+    for student, nb in subs.items():
+        path = tmp_path / "submissions" / student / "toy.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+        paths.append(path)
+    out = tmp_path / "grades"
+    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "120"]) == 0
+    with open(out / "grades.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    table = {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
+    assert table == {
+        ("alice", "doubling"): ("PASS", "1"),
+        ("alice", "squaring"): ("PASS", "1"),
+        ("hal", "doubling"): ("FAIL", "0"),
+        ("hal", "squaring"): ("NOT ATTEMPTED", "0"),
+    }
+    run = {r["student"]: r["run"] for r in rows}
+    assert run["alice"] == "ok"
+    assert run["hal"] == "4 verdict record(s) not written by a lab's own check cell ignored"
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [  # before: inf seconds made every run "could not run: OverflowError", nan/inf points were
+        # written into the grades, a path given twice was graded and counted twice, nan seconds
+        # and an --out that is a file raised tracebacks
+        (["--timeout", "inf"], "--timeout must be a finite number > 0; got inf"),
+        (["--timeout", "nan"], "--timeout must be a finite number > 0; got nan"),
+        (["--timeout", "0"], "--timeout must be a finite number > 0; got 0.0"),
+        (["--points", "nan"], "--points must be a finite number > 0; got nan"),
+        (["--points", "inf"], "--points must be a finite number > 0; got inf"),
+        (["--points", "-1"], "--points must be a finite number > 0; got -1.0"),
+        (["SAME"], "is given twice"),
+        (["--out", "FILE"], "is a file; it must be a folder"),
+    ],
+)
+def test_the_command_line_refuses_bad_settings(tmp_path, capsys, extra, message):
+    nb = tmp_path / "alice.ipynb"
+    nb.write_text("{", encoding="utf-8")
+    if extra == ["SAME"]:
+        argv = [str(nb), str(nb), "--out", str(tmp_path / "grades")]
+    elif extra == ["--out", "FILE"]:
+        argv = [str(nb), "--out", str(nb)]
+    else:
+        argv = [str(nb), "--out", str(tmp_path / "grades"), *extra]
+    with pytest.raises(SystemExit) as info:
+        grade_labs.main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "grades").exists()  # nothing graded
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), True, 0, -1.0, "60"])
+def test_grade_refuses_a_bad_timeout(tmp_path, timeout):
+    with pytest.raises(ValueError, match=r"^timeout must be a finite number of seconds > 0"):
+        grade_labs.grade([tmp_path / "x.ipynb"], tmp_path, timeout=timeout)
