@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lib._checks import check_param, check_real, check_returned, check_rho, user_call
+from lib._checks import callee_name, check_param, check_real, check_returned, check_rho, user_call
 from lib._checks import scalar_or_array as _out
 from lib.hermite import (
     LINKS,
@@ -148,7 +148,9 @@ def as_link(teacher: TeacherLike = None) -> Link:
         # and lib.quadrature
         opts = CALL_OPTIONS
         try:
-            with user_call("f", PROBE_GRID, callee=repr(teacher), call_error=opts["call_error"], quiet=opts["quiet"]):
+            with user_call(
+                "f", PROBE_GRID, callee=callee_name(teacher), call_error=opts["call_error"], quiet=opts["quiet"]
+            ):
                 out = teacher(PROBE_GRID)
             values = check_probe_values(
                 check_returned("f", out, PROBE_GRID, check_finite=opts["check_finite"], hint=opts["hint"])

@@ -478,23 +478,26 @@ def _teacher_walk(run, teacher) -> list[str]:
 def test_the_teacher_walk_from_simulate_is_at_most_two_hops():
     # Issue 33's target: one resolution of the teacher, at the public boundary, without
     # returns (a Link given by the user is already resolved: it is what travels inward,
-    # to be used, so it is not counted here). A callable stays in simulation -> teachers:
-    # as_link calls it once on the probe grid itself (lib._checks.user_call only reports
-    # a failing call, and gets the callable's repr, not the callable); after that only its
-    # Link and its probe values travel. A name goes simulation -> teachers -> hermite:
+    # to be used, so it is not counted here). A callable goes simulation -> teachers ->
+    # _usercall: as_link calls it once on the probe grid itself, and hands it to
+    # lib._usercall.callee_name only for the name its messages print (a __repr__ that
+    # raises is caught there); user_call gets that name, not the callable; after that only
+    # its Link and its probe values travel. A name goes simulation -> teachers -> hermite:
     # as_link hands it to get_link, the one look-up of a name, which returns the Link.
+    # Both: two modules past simulate, no return.
     # Before this layout the callable went simulation -> teachers -> quadrature ->
     # _checks (3 hops), then simulation -> teachers -> _checks. A new hop fails the test.
     def tanh(z):
         return np.tanh(z)
 
     for teacher, expected in [
-        (tanh, ["lib.simulation", "lib.teachers"]),
+        (tanh, ["lib.simulation", "lib.teachers", "lib._usercall"]),
         ("relu", ["lib.simulation", "lib.teachers", "lib.hermite"]),
     ]:
         walk = _teacher_walk(lambda: simulate(4, 2.0, 1.0, 2.0, 0.1, teacher=teacher, rng=0, n_test=200), teacher)
         assert walk == expected, (teacher, walk)
     # the count can fail: the old route, through lib.quadrature's probe, is seen as 2 hops
+    # from lib.quadrature (its check_vectorized in _checks, which names the callable there)
     from lib.quadrature import probe
 
-    assert _teacher_walk(lambda: probe(tanh), tanh) == ["lib.quadrature", "lib._checks"]
+    assert _teacher_walk(lambda: probe(tanh), tanh) == ["lib.quadrature", "lib._checks", "lib._usercall"]

@@ -120,3 +120,17 @@ def test_a_callable_teacher_is_probed_once_per_public_call(call):
 
     call(f)
     assert len(probes) == 1
+
+
+def test_a_callable_teacher_whose_repr_raises_gets_the_usual_message():
+    """The probe's message names the callable without calling a __repr__ that raises."""
+
+    class Bad:
+        def __repr__(self):
+            raise RuntimeError("no repr")
+
+        def __call__(self, z):
+            raise ZeroDivisionError("inside the teacher")
+
+    with pytest.raises(ValueError, match=r"teacher: .*its repr raised"):
+        teachers.as_link(Bad())
