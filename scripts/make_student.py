@@ -539,13 +539,45 @@ def replay_evals(nb: nbformat.NotebookNode, entries: list[dict[str, str]], name:
     return out
 
 
+def drop_merged_streams(outputs: list) -> list:
+    """The outputs of one cell without the stream chunks already merged into the first.
+
+    With ``nb_merge_streams`` (``_config.yml``), MyST-NB's ``coalesce_streams`` appends
+    every later chunk of a stream (``stdout``, ``stderr``) to that stream's first output,
+    in place, and the build then stores the executed notebook with the enlarged first
+    output *and* the later chunks. A second rendering of that copy (the student edition,
+    the portable notebooks) would print the later chunks twice. A later chunk is dropped
+    only when the first output of its stream ends with exactly what the merge appended
+    (each non-empty chunk stripped on the right, plus a newline), so an unmerged copy is
+    left as it is.
+    """
+    chunks: dict[str, list] = {}
+    for out in outputs:
+        if out.get("output_type") == "stream":
+            chunks.setdefault(out["name"], []).append(out)
+    merged = set()
+    for parts in chunks.values():
+        later = parts[1:]
+        tail = "".join(t.rstrip() + "\n" for t in (p["text"] for p in later) if t.rstrip())
+        if later and tail and parts[0]["text"].endswith(tail) and len(parts[0]["text"]) > len(tail):
+            merged.update(id(p) for p in later)
+    return [out for out in outputs if id(out) not in merged]
+
+
 def executed_copy(source: nbformat.NotebookNode, path: Path, name: str) -> nbformat.NotebookNode:
-    """The instructor build's executed copy of a notebook, checked to be up to date."""
+    """The instructor build's executed copy of a notebook, checked to be up to date.
+
+    Stream chunks that the build already merged into their stream's first output are
+    dropped (:func:`drop_merged_streams`), so that no line is shown twice.
+    """
     if not path.is_file():
         raise StudentEditionError(f"{name}: no executed copy {path}; {_RUN_BOOK}")
     executed = nbformat.read(path, as_version=4)
     if [(c.cell_type, c.source) for c in executed.cells] != [(c.cell_type, c.source) for c in source.cells]:
         raise StudentEditionError(f"{name} changed since the instructor build executed it ({path}); {_RUN_BOOK}")
+    for cell in executed.cells:
+        if cell.cell_type == "code":
+            cell.outputs = drop_merged_streams(cell.outputs)
     return executed
 
 

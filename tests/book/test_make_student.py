@@ -506,3 +506,32 @@ def test_student_package_has_its_own_readme(tmp_path):
     assert make_student.STUDENT_PAGE in readme and "notebooks/" in readme
     # the command is the student page's
     assert 'pip install -c constraints.txt ".[lab]"' in (ROOT / "book" / "student.md").read_text()
+
+
+def _stream(text, name="stdout"):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_stream_chunks_merged_by_the_build_are_not_shown_twice():
+    """MyST-NB merges later stream chunks into the first one in place and stores both:
+    the student and portable builds drop the later chunks, and only those."""
+    # as the instructor build stores it: the first chunk already holds the second
+    stored = [_stream("a = 1\nb = 2\n"), _stream("b = 2\n"), _stream("warning\n", "stderr")]
+    kept = make_student.drop_merged_streams(stored)
+    assert [o["text"] for o in kept] == ["a = 1\nb = 2\n", "warning\n"]
+    # a copy that was not merged keeps every chunk (the control: nothing to drop)
+    unmerged = [_stream("a = 1\n"), _stream("b = 2\n")]
+    assert make_student.drop_merged_streams(unmerged) == unmerged
+    # a chunk that equals the whole first output is not taken for a merged one
+    same = [_stream("b = 2\n"), _stream("b = 2\n")]
+    assert make_student.drop_merged_streams(same) == same
+
+
+def test_the_book_build_merges_streams_in_place():
+    """The reason for drop_merged_streams: MyST-NB's coalesce_streams enlarges the first
+    output it is given (if a MyST-NB upgrade stops doing so, this fails and the repair can go)."""
+    from myst_nb.core.utils import coalesce_streams
+
+    outputs = [_stream("a = 1\n"), _stream("b = 2\n")]
+    coalesce_streams(outputs)
+    assert outputs[0]["text"] == "a = 1\nb = 2\n" and len(outputs) == 2
