@@ -508,7 +508,7 @@ def load_bayes(path: str | Path | None = None) -> dict[tuple[str, int, float], d
     TypeError
         If ``path`` is not a str, a ``pathlib.Path`` or None.
     ValueError
-        If the file is corrupt (see :mod:`lib._csvfile`), holds a point twice, a value
+        If the file is corrupt (see ``lib._csvfile``), holds a point twice, a value
         is out of the range :func:`bayes_error` accepts (``d >= 2``, ``rho > 0``, ...),
         ``ell`` is not ``round(alpha * d)``, ``error < rho``, or a row's seed,
         ``n_contexts``, ``rho`` or sampler settings differ from those its JSON sidecar
