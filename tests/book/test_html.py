@@ -252,7 +252,8 @@ async function run() {
     .forEach(n => n.remove());
   const text = clone.textContent;
   const raw = [];
-  const re = /\\\(|\\\)|\\\[|\\\]|\$\$|\\[A-Za-z]{2,}/g;
+  // \( \) \[ \] $$, a TeX command, or a $...$ span with TeX inside ($v_{21}$ from a computed string)
+  const re = /\\\(|\\\)|\\\[|\\\]|\$\$|\\[A-Za-z]{2,}|\$[^$\s][^$\n]{0,80}?[_^{\\][^$\n]{0,80}?\$/g;
   let m;
   while ((m = re.exec(text)) !== null && raw.length < 10)
     raw.push(text.slice(Math.max(0, m.index - 30), m.index + 40).replace(/\s+/g, ' '));
