@@ -265,8 +265,14 @@ PAGE = """<!DOCTYPE html>
 </div></div>
 <script src="reveal/reveal.js"></script>
 <script>
+// scrollActivationWidth: null keeps the slide view at every width. reveal.js 5.1 would
+// switch to its scroll view below 435 px (a phone), re-wrapping every slide in a
+// .scroll-page; book-slides.js would then split nothing and a long statement would be
+// shrunk into one screen. With it off a phone shows the same fitted 1280 x 720 slides,
+// each scaled to the screen width, and is swiped through like any deck.
 Reveal.initialize({{ hash: true, width: 1280, height: 720, margin: 0.04,
-  center: false, transition: "none", controls: true, progress: true }});
+  center: false, transition: "none", controls: true, progress: true,
+  scrollActivationWidth: null }});
 </script>
 <script src="book-slides.js"></script>
 </body>

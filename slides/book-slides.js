@@ -11,7 +11,9 @@
    3. only if that is not enough does the slide scroll (class "scrolls"), which the
       test reports as a failure.
 
-   window.bookSlidesFit is false until this is done, then true. */
+   window.bookSlidesFit is false until this is done, then true. The slides are found as
+   children of .reveal .slides, so reveal.js must stay in its slide view: the decks turn
+   its scroll view (which would wrap each slide in a .scroll-page on a phone) off. */
 (function () {
   "use strict";
   const MIN_SCALE = 0.8;

@@ -28,7 +28,7 @@ nothing is wider than the text column:
 
 Separate tests run the search page (opened from disk and served) and check that every
 result has a snippet and no raw TeX; open every slide deck of ``make slides`` and check
-that every slide fits the 1280 x 720 frame; check
+that every slide fits the 1280 x 720 frame, on a large screen and at 390 px; check
 the 1280 px header (one search button, no empty band); and click the header's sidebar
 buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
@@ -970,7 +970,10 @@ def test_slides(shared):
     # make slides: every deck opens from the served book, reveal.js and MathJax run (both
     # from the build), every image loads, nothing comes from outside, no console error,
     # and every slide of every deck fits reveal's 1280 x 720 frame (long statements are
-    # split over continuation slides by slides/book-slides.js; none may need to scroll)
+    # split over continuation slides by slides/book-slides.js; none may need to scroll),
+    # on a 1280 x 720 screen and on a phone (390 px): there reveal.js stays in its slide
+    # view (not its scroll view, where book-slides.js finds no slide to split) and shows
+    # the deck split as on the large screen, every slide scaled alike to the screen width
     decks = sorted((HTML / "slides").glob("*.html"))
     decks = [d for d in decks if d.name != "index.html"]
     if not decks:
@@ -985,6 +988,7 @@ def test_slides(shared):
         new Promise(r => { i.onload = i.onerror = r; })));
       done({ready: !!(window.Reveal && Reveal.isReady()),
             slides: window.Reveal ? Reveal.getTotalSlides() : 0,
+            scroll: !!(window.Reveal && Reveal.isScrollView()),
             typeset: document.querySelectorAll('mjx-container').length,
             errors: document.querySelectorAll('mjx-merror').length,
             broken: [...document.images].filter(i => !i.naturalWidth).map(i => i.src),
@@ -992,27 +996,31 @@ def test_slides(shared):
               .map(e => e.src || e.href).filter(u => !u.startsWith(location.origin))});
     })().catch(e => done({fatal: String(e)}));
     """
-    misfits = {}
+    misfits, counts = {}, {}
     base, driver = shared
-    _fresh(driver, 1280, 720, script_timeout=120)
-    for deck in decks:
-        driver.get(f"{base}slides/{deck.name}")
-        r = driver.execute_async_script(js)
-        assert r.get("ready") and r["slides"] >= 3, (deck.name, r)
-        assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
-        if deck.name.startswith("lecture"):
-            assert r["typeset"], (deck.name, r)
-        slides = driver.execute_async_script(SLIDE_FIT_JS)
-        assert len(slides) >= 3, (deck.name, slides)
-        if bad := _slide_misfits(slides):
-            misfits[deck.name] = bad
-        look = driver.execute_script(SLIDE_LOOK_JS)
-        assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, look)
-        assert not _console_errors(driver), deck.name
-        # a look at the deck: its third slide (the first statement or figure)
-        driver.execute_script("Reveal.slide(2)")
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}.png"))
+    for width, height in ((1280, 720), (PHONE, 844)):
+        _fresh(driver, width, height, script_timeout=120)
+        for deck in decks:
+            driver.get(f"{base}slides/{deck.name}")
+            r = driver.execute_async_script(js)
+            assert r.get("ready") and r["slides"] >= 3, (deck.name, width, r)
+            assert not r["scroll"], f"{deck.name} @{width}px: reveal.js is in its scroll view"
+            assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
+            if deck.name.startswith("lecture"):
+                assert r["typeset"], (deck.name, r)
+            slides = driver.execute_async_script(SLIDE_FIT_JS)
+            assert len(slides) >= 3, (deck.name, width, slides)
+            # the same continuation slides at both widths (the frame is the same)
+            assert counts.setdefault(deck.name, len(slides)) == len(slides), (deck.name, width)
+            if bad := _slide_misfits(slides):
+                misfits[f"{deck.name} @{width}px"] = bad
+            look = driver.execute_script(SLIDE_LOOK_JS)
+            assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, width, look)
+            assert not _console_errors(driver), (deck.name, width)
+            # a look at the deck: its third slide (the first statement or figure)
+            driver.execute_script("Reveal.slide(2)")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}{'-phone' if width == PHONE else ''}.png"))
     if misfits:
         pytest.fail(
             "slides that do not fit the frame:\n"
