@@ -14,7 +14,10 @@ makes the student edition from the same sources:
      to ``# --- end solution ---`` (the markers included) are replaced by the comment
      :data:`SKELETON_COMMENT` and a line ``...``, so the lab's function is a skeleton
      that returns ``None`` (its signature and docstring stay) and shows no solution
-     marker (:func:`solution_markers`);
+     marker (:func:`solution_markers`); its tag becomes ``lab-skeleton``
+     (:data:`SKELETON_TAG`), so that no student notebook names a solution in its cell
+     metadata (the grader, ``scripts/grade_labs.py``, finds the labs by their
+     ``labs.check`` calls, not by a tag);
 
    - the instructor-only passages of the markdown (pages and notebook cells) are
      removed: the lines from a ``% instructor-only`` line to the next
@@ -33,8 +36,7 @@ makes the student edition from the same sources:
      the source notebook and the names of its labs (read by ``scripts/grade_labs.py``);
 
    and ``_config.yml`` loses the Binder/Colab launch buttons and the repository
-   buttons, which would open the instructor notebooks (the download button gives the
-   student notebook);
+   buttons, which would open the instructor notebooks;
 
 2. it writes the transformed notebooks to ``<out>/notebooks/`` (same layout as
    ``book/``, without outputs, ``{eval}`` roles kept: students run them), for
@@ -56,7 +58,12 @@ makes the student edition from the same sources:
 
    and ``execute_notebooks: off``. A chapter changed since the instructor build (its
    cells differ from the executed copy) or a missing build stops the script with a
-   message saying to run ``make book`` first.
+   message saying to run ``make book`` first. After the build, each chapter's download
+   (``html/_sources/book/<chapter>.ipynb``, which the build copied from the staged
+   copy) is replaced by the handed-out notebook, so the download button gives the
+   student notebook (:func:`serve_handouts`); the script then fails if a page or a
+   download shows a solution marker, or a download holds the build-internal
+   ``{eval-recorded}`` role (:func:`html_problems`).
 
 Usage (``make student`` runs the first form, after ``make book``)::
 
@@ -98,6 +105,8 @@ ROOT = _HERE.parent
 SOLUTION_BEGIN = "# --- solution ---"
 SOLUTION_END = "# --- end solution ---"
 LAB_TAG = "lab-solution"
+#: The tag a lab cell carries in the student edition, in place of :data:`LAB_TAG`.
+SKELETON_TAG = "lab-skeleton"
 #: What a lab skeleton shows in place of the reference solution, above a line ``...``.
 SKELETON_COMMENT = "# Your code here: write the body in place of the line below."
 #: A comment line that marks solution code: ``# --- solution ---``, ``# --- end
@@ -322,6 +331,7 @@ def student_notebook(nb: nbformat.NotebookNode, name: str, *, keep_outputs: bool
             if is_lab:
                 lab_defined |= defined_names(cell.source)
                 cell.source = skeleton(cell.source, where)
+                cell.metadata["tags"] = [SKELETON_TAG if t == LAB_TAG else t for t in cell.metadata["tags"]]
             if not keep_outputs or is_lab or uses_names(cell.source, lab_defined):
                 cell.outputs = []
                 cell.execution_count = None
@@ -442,8 +452,9 @@ def has_solution_content(nb: nbformat.NotebookNode) -> list[str]:
     """List what in a notebook still looks like solution content (empty when clean).
 
     A solution directive in a markdown cell, a solution-marker comment in a code cell
-    (:func:`solution_markers`), a lab cell that is not a skeleton. Used by the tests and
-    as a final check on every generated notebook.
+    (:func:`solution_markers`), a cell still tagged ``lab-solution`` (:data:`LAB_TAG`), a
+    lab skeleton (tagged :data:`SKELETON_TAG`) with code in place of its ``...``. Used by
+    the tests and as a final check on every generated notebook.
     """
     problems = []
     for i, cell in enumerate(nb.cells):
@@ -453,7 +464,10 @@ def has_solution_content(nb: nbformat.NotebookNode) -> list[str]:
             continue
         for marker in solution_markers(cell.source):
             problems.append(f"cell {i}: the solution marker {marker!r}")
-        if LAB_TAG in cell.metadata.get("tags", []):
+        tags = cell.metadata.get("tags", [])
+        if LAB_TAG in tags:
+            problems.append(f"cell {i}: the tag '{LAB_TAG}'")
+        if LAB_TAG in tags or SKELETON_TAG in tags:
             lines = [ln.strip() for ln in cell.source.splitlines()]
             for j, line in enumerate(lines):
                 if line == SKELETON_COMMENT and lines[j + 1 : j + 2] != ["..."]:
@@ -482,6 +496,44 @@ def html_solution_markers(html_dir: Path) -> list[str]:
         else:
             continue
         found += [f"{path.relative_to(html_dir)}: {m}" for m in solution_markers(text)]
+    return found
+
+
+def serve_handouts(html_dir: Path, notebooks: Path) -> list[Path]:
+    """Make each chapter's download the handed-out notebook.
+
+    The download button of a chapter's page gives ``html_dir/_sources/book/<rel>.ipynb``,
+    which the build copied from the staged copy: the instructor build's outputs, and
+    :data:`RECORDED_ROLE` roles (build-internal counters) in place of the ``{eval}``
+    roles. Each such file is overwritten by the handed-out notebook
+    ``notebooks/<rel>.ipynb`` (same relative path), which students run. Returns the
+    files replaced. A chapter the build skipped has no download and is left out.
+    """
+    served = html_dir / "_sources" / "book"
+    replaced = []
+    for handout in sorted(notebooks.rglob("*.ipynb")):
+        target = served / handout.relative_to(notebooks)
+        if target.is_file():
+            shutil.copyfile(handout, target)
+            replaced.append(target)
+    return replaced
+
+
+def html_problems(html_dir: Path) -> list[str]:
+    """What the built student HTML must not serve (empty: clean).
+
+    The solution markers of its pages and downloads (:func:`html_solution_markers`), and
+    every downloadable notebook (``.ipynb``) with a :data:`RECORDED_ROLE` role in a cell,
+    which only the student build reads: a student's Jupyter would show its counter as
+    if it were a result. Each entry names the file.
+    """
+    found = [f"{m} (a solution marker)" for m in html_solution_markers(html_dir)]
+    role = "{" + RECORDED_ROLE + "}"
+    for path in sorted(html_dir.rglob("*.ipynb")):
+        cells = nbformat.read(path, as_version=4).cells
+        where = [str(i) for i, cell in enumerate(cells) if role in cell.source]
+        if where:
+            found.append(f"{path.relative_to(html_dir)}: the build-internal role {role} in cell(s) {', '.join(where)}")
     return found
 
 
@@ -678,9 +730,10 @@ def build(out: Path, jb_flags: list[str]) -> None:
     if html_dir.exists():
         shutil.rmtree(html_dir)
     shutil.move(str(work / "_build" / "html"), str(html_dir))
-    markers = html_solution_markers(html_dir)
-    if markers:
-        raise StudentEditionError("the student HTML shows solution markers: " + "; ".join(markers))
+    serve_handouts(html_dir, out / "notebooks")
+    problems = html_problems(html_dir)
+    if problems:
+        raise StudentEditionError("the student HTML serves what it must not: " + "; ".join(problems))
 
 
 #: What a student needs to ``pip install`` the package, and nothing of ``book/`` (whose

@@ -61,7 +61,9 @@ def test_toy_notebook_loses_its_solutions_and_keeps_its_exercises():
     for label in ("ex-first", "ex-second", "lab-coefficient"):
         assert f":label: {label}" in text
     assert make_student.has_solution_content(student) == []
-    lab = next(c for c in student.cells if "lab-solution" in c.metadata.get("tags", []))
+    # the skeleton is tagged as one: no student cell names a solution in its metadata
+    assert not any("lab-solution" in c.metadata.get("tags", []) for c in student.cells)
+    lab = next(c for c in student.cells if "lab-skeleton" in c.metadata.get("tags", []))
     assert "hermegauss" not in lab.source and '"""The Hermite coefficient' in lab.source
     assert f"    {make_student.SKELETON_COMMENT}\n    ...\n" in lab.source
     assert make_student.solution_markers(lab.source) == []  # no marker shown to students
@@ -72,7 +74,7 @@ def test_a_surviving_solution_marker_is_caught():
     """Any solution-marker comment left in a student code cell is refused."""
     student = make_student.student_notebook(_toy_notebook(), "toy.ipynb")
     assert make_student.has_solution_content(student) == []
-    lab = next(i for i, c in enumerate(student.cells) if "lab-solution" in c.metadata.get("tags", []))
+    lab = next(i for i, c in enumerate(student.cells) if "lab-skeleton" in c.metadata.get("tags", []))
     for marker in ("# --- solution ---", "    # --- end solution ---", "# solution code", "# BEGIN SOLUTION"):
         bad = copy.deepcopy(student)
         bad.cells[lab].source += "\n" + marker
@@ -81,6 +83,11 @@ def test_a_surviving_solution_marker_is_caught():
     i = next(i for i, c in enumerate(bad.cells) if c.source.startswith("import numpy"))
     bad.cells[i].source = "# solution code\n" + bad.cells[i].source
     assert make_student.has_solution_content(bad) == [f"cell {i}: the solution marker '# solution code'"]
+    bad = copy.deepcopy(student)  # a lab cell still tagged as the instructor's solution
+    bad.cells[lab].metadata["tags"] = ["lab-solution"]
+    assert make_student.has_solution_content(bad) == [f"cell {lab}: the tag 'lab-solution'"]
+    bad.cells[lab].source = bad.cells[lab].source.replace("    ...\n", "    return 0.5\n")
+    assert len(make_student.has_solution_content(bad)) == 2  # and code in place of '...'
     # comments that only mention a solution are no markers
     for fine in ("# the lab's reference solution: lib's fit", "x = 1  # solution", "# solutions of eq. (3)"):
         assert make_student.solution_markers(fine) == [], fine
@@ -154,7 +161,7 @@ def test_student_notebook_runs_to_the_end_unfinished_and_wrong(tmp_path):
     student.cells.append(nbformat.v4.new_code_cell("print('REACHED THE END')"))
     text = _run(copy.deepcopy(student), tmp_path)
     assert "NOT ATTEMPTED: a_1 of ReLU" in text and "REACHED THE END" in text
-    lab = next(c for c in student.cells if "lab-solution" in c.metadata.get("tags", []))
+    lab = next(c for c in student.cells if "lab-skeleton" in c.metadata.get("tags", []))
     lab.source = lab.source.replace("    ...\n", "    return 0.25\n")
     check = student.cells.index(lab) + 1
     student.cells[check].source = "labs.check(coefficient, lambda m: 0.5, [(1,), (2,)], name='a_1 of ReLU')"
@@ -209,6 +216,7 @@ def test_the_books_student_notebooks(tmp_path):
     config = yaml.safe_load((tmp_path / "src" / "_config.yml").read_text())
     assert config["launch_buttons"]["binderhub_url"] == ""
     labs_found = []
+    n_skeletons = 0
     for path in written:
         nb = nbformat.read(path, as_version=4)
         assert make_student.has_solution_content(nb) == [], path
@@ -228,14 +236,20 @@ def test_the_books_student_notebooks(tmp_path):
         for cell in nb.cells:
             if cell.cell_type == "code":
                 assert cell.outputs == [] and cell.execution_count is None
-                if "lab-solution" in cell.metadata.get("tags", []):
+                assert "lab-solution" not in cell.metadata.get("tags", []), path
+                if "lab-skeleton" in cell.metadata.get("tags", []):
                     _skeleton_functions_return_none(cell.source)
+                    n_skeletons += 1
     assert len(labs_found) >= 9 and "dMMSE predictor" in labs_found
-    # the control: the instructor notebooks' lab cells do show the markers
+    # the control: the instructor notebooks' lab cells do show the markers, and each
+    # became one skeleton
+    n_labs = 0
     for path in (ROOT / "book").rglob("*.ipynb"):
         for cell in nbformat.read(path, 4).cells:
             if "lab-solution" in cell.metadata.get("tags", []):
                 assert make_student.solution_markers(cell.source), path
+                n_labs += 1
+    assert n_skeletons == n_labs >= 9
 
 
 def test_instructor_only_passages_are_dropped():
@@ -360,6 +374,40 @@ def test_student_build_sources_come_from_the_executed_notebooks(tmp_path):
     assert "book_evals" in config["sphinx"]["local_extensions"]
 
 
+def test_downloads_are_the_handed_out_notebooks(tmp_path):
+    """After the build, each chapter's download (_sources) is replaced by the notebook
+    handed out; a download that keeps the build-internal {eval-recorded} role is refused."""
+    root, executed = _toy_book(tmp_path)
+    out = tmp_path / "out"
+    (handout,) = make_student.stage(out, root, executed)
+    html_dir = out / "html"
+    served = html_dir / "_sources" / "book" / "toy.ipynb"
+    served.parent.mkdir(parents=True)
+    # what the build serves: a copy of the staged chapter (counters, instructor outputs)
+    (out / "src" / "book" / "toy.ipynb").replace(served)
+    (html_dir / "book").mkdir()
+    (html_dir / "book" / "toy.html").write_text("<p>x is <span>1.5</span></p>")
+    assert make_student.html_solution_markers(html_dir) == []  # the old scan saw nothing
+    assert make_student.html_problems(html_dir) == [
+        "_sources/book/toy.ipynb: the build-internal role {eval-recorded} in cell(s) 3"  # after the student cell
+    ]
+    # a handed-out chapter the build skipped gets no download
+    skipped = out / "notebooks" / "extra" / "skipped.ipynb"
+    skipped.parent.mkdir()
+    skipped.write_bytes(handout.read_bytes())
+    assert make_student.serve_handouts(html_dir, out / "notebooks") == [served]
+    assert served.read_bytes() == handout.read_bytes()
+    assert not (html_dir / "_sources" / "book" / "extra").exists()
+    assert make_student.html_problems(html_dir) == []
+    given = nbformat.read(served, 4)
+    assert "x is {eval}`x_txt`" in given.cells[3].source
+    assert all(c.outputs == [] for c in given.cells if c.cell_type == "code")
+    # solution markers are still reported, with what they are
+    given.cells[-1].source += "\n# --- solution ---"
+    nbformat.write(given, served)
+    assert make_student.html_problems(html_dir) == ["_sources/book/toy.ipynb: # --- solution --- (a solution marker)"]
+
+
 def test_without_an_instructor_build_the_script_says_so(tmp_path, capsys):
     root, executed = _toy_book(tmp_path, record=None)
     with pytest.raises(make_student.StudentEditionError, match="make book"):
@@ -439,6 +487,13 @@ def test_student_html_shows_the_instructor_builds_eval_texts(tmp_path):
     # the lab skeleton shows no solution marker, in the page or its download
     assert "# --- solution ---" in teacher and make_student.SKELETON_COMMENT in student
     assert make_student.html_solution_markers(out / "html") == []
+    # the download button gives the handed-out notebook: {eval} roles, no outputs
+    (link,) = set(re.findall(r'href="([^"]*_sources/[^"]*\.ipynb)"', student))
+    served = (out / "html" / "book" / link).resolve()
+    assert served.read_bytes() == (out / "notebooks" / "toy.ipynb").read_bytes()
+    assert make_student.html_problems(out / "html") == []
+    text = "\n".join(c.source for c in nbformat.read(served, 4).cells)
+    assert "{eval}`x_txt`" in text and "eval-recorded" not in text
 
 
 def test_student_pages_have_no_slide_links_or_grading():
