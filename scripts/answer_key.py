@@ -5,8 +5,8 @@ exactly as in the book, with their computed numbers, equations and figures: for 
 chapter, in order, every exercise block, its solution (opened, not a dropdown) and,
 for a coding lab, its reference solution cell. The page uses the book's own
 stylesheets and offline MathJax from ``<html>/_static`` (relative links, no network),
-starts each chapter on a new sheet when printed, and links every cross-reference back
-into the book.
+starts each chapter after the first on a new sheet when printed, and links every
+cross-reference back into the book.
 
 Usage (``make answer-key`` runs it)::
 
@@ -38,6 +38,12 @@ SELECT = "div.exercise, div.solution, div.cell.tag_lab-solution"
 #: The key's own style. ``display: block`` undoes the theme's ``body { display: flex }``:
 #: in a flex column the margins of the blocks do not collapse, and the last item of a
 #: chapter, the chapter's margin and its heading's margin added up to a 100-px gap.
+#: In print, code and output wrap instead of scrolling (a scroll box prints clipped at
+#: its right edge), and a solution may break across sheets: keeping each one whole
+#: pushed long solutions to the next sheet and left a third of the sheets half empty
+#: (the theme keeps every admonition and code block whole: undone here but for the
+#: exercises, which are short).
+#: Headings stay with what follows them, and short code blocks stay whole.
 PRINT_CSS = """
 body { display: block; margin: 2em auto; max-width: 52em; padding: 0 1em; }
 h1.key-title { margin-bottom: .2em; }
@@ -46,10 +52,21 @@ section.key-chapter > h2 { border-bottom: 1px solid #999; }
 div.solution { border-left: 4px solid #2a7ab0; }
 @media print {
   section.key-chapter { break-before: page; }
-  div.admonition, div.cell { break-inside: avoid-page; }
+  section.key-chapter:first-of-type { break-before: auto; }
+  section.key-chapter > h2, .admonition-title { break-after: avoid-page; }
+  div.exercise { break-after: avoid-page; }
+  div.solution, div.cell, div.highlight, div[class*=highlight-] { break-inside: auto; }
+  pre.key-short { break-inside: avoid-page; }
+  pre, div.highlight, div.cell_input, div.cell_output, div.output {
+    overflow: visible !important;
+  }
+  pre { white-space: pre-wrap !important; overflow-wrap: anywhere; word-break: break-word; }
   a { color: inherit; text-decoration: none; }
 }
 """
+#: Code or output blocks of at most this many lines are kept on one sheet in print;
+#: longer ones may break across sheets (keeping them whole left pages a third empty).
+SHORT_PRE_LINES = 12
 
 
 #: Scripts of a chapter's head that the key keeps: MathJax and what its configuration
@@ -120,6 +137,14 @@ def chapter_items(soup: BeautifulSoup) -> list[Tag]:
     return out
 
 
+def _mark_short_code(item: Tag) -> None:
+    """Give the class ``key-short`` to the code and output blocks of ``item`` short
+    enough to print whole (CSS cannot count a block's lines)."""
+    for pre in item.find_all("pre"):
+        if pre.get_text().rstrip("\n").count("\n") < SHORT_PRE_LINES:
+            pre["class"] = [*pre.get("class", []), "key-short"]
+
+
 def build(html: Path, out: Path, root: Path = ROOT) -> tuple[Path, int, int]:
     """Write ``out/answer_key.html`` from the built book in ``html``.
 
@@ -176,6 +201,7 @@ def build(html: Path, out: Path, root: Path = ROOT) -> tuple[Path, int, int]:
             n_ex += "exercise" in classes
             n_sol += "solution" in classes or "tag_lab-solution" in classes
             _rebase_all(item, page, to_html)
+            _mark_short_code(item)
             section.append(item)
         body.append(section)
     path = out / "answer_key.html"

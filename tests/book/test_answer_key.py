@@ -173,3 +173,111 @@ def test_no_empty_gap_in_the_key_of_the_built_book(tmp_path):
     path, *_ = answer_key.build(html, tmp_path)
     gaps = _gaps_before_chapters(path)
     assert len(gaps) >= 7 and max(gaps) <= MAX_GAP_PX, gaps
+
+
+#: The theme's code boxes (pydata-sphinx-theme): a long line scrolls inside its box.
+#: Printed, a scroll box shows only what fits, so the end of every long line was lost.
+#: And it keeps every admonition and code block whole on a sheet.
+THEME_CODE_CSS = """
+pre { overflow-x: auto; white-space: pre; }
+div.highlight, div.cell_output { overflow-x: auto; }
+div.admonition, div.highlight, div[class*=highlight-] { break-inside: avoid; }
+"""
+LONG_LINE = 'print(f"{t:>7s}: all d {f_all.e_inf:.4f} ± {f_all.e_se:.4f}' + ", x" * 60 + ")"
+#: Printable width of a Letter sheet with chromium's default margins, in CSS pixels.
+LETTER_PX = 740
+
+
+def _browser():
+    spec = importlib.util.spec_from_file_location("browser", ROOT / "scripts" / "browser.py")
+    browser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(browser)
+    if browser.missing():
+        pytest.skip(browser.missing())
+    return browser
+
+
+def _printed(path):
+    """Chromium's print layout of ``path`` at a Letter sheet's width: the code blocks
+    whose text runs past their box (clipped on paper), and each solution's
+    ``break-inside``."""
+    with _browser().chromium(LETTER_PX, 900) as driver:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        driver.get(path.resolve().as_uri())
+        return driver.execute_script(
+            """
+            const clipped = [...document.querySelectorAll('pre')]
+              .filter(e => e.scrollWidth > e.clientWidth + 1
+                           || e.getBoundingClientRect().right > window.innerWidth + 1)
+              .map(e => e.textContent.slice(0, 60));
+            const breaks = [...document.querySelectorAll('div.solution')]
+              .map(e => getComputedStyle(e).breakInside);
+            return [clipped, breaks];
+            """
+        )
+
+
+def _toy_key_with_long_code(tmp_path):
+    html = _book(tmp_path)
+    (html / "_static").mkdir()
+    (html / "_static" / "book.css").write_text(THEME_CSS + THEME_CODE_CSS)
+    chapter = html / "book" / "chapter.html"
+    long_code = (
+        '<div class="cell_output docutils container"><div class="output stream '
+        f'highlight-myst-ansi notranslate"><div class="highlight"><pre>{LONG_LINE}</pre>'
+        "</div></div></div>"
+    )
+    chapter.write_text(chapter.read_text().replace("<pre>print(1)</pre>", f"<pre>{LONG_LINE}</pre>{long_code}"))
+    path, *_ = answer_key.build(html, tmp_path / "key", root=tmp_path)
+    return path
+
+
+def test_printed_key_wraps_long_code_lines(tmp_path):
+    """Printed, a long code or output line wraps inside the page instead of being cut
+    at the edge of a scroll box (the key's blocks lie outside the book's article, whose
+    own rule wraps them on a chapter page)."""
+    clipped, _ = _printed(_toy_key_with_long_code(tmp_path))
+    assert clipped == [], clipped
+
+
+def test_printed_key_lets_a_solution_break_across_sheets(tmp_path):
+    """No solution is kept whole on one sheet: a long one then moved to the next sheet
+    and left the sheet before it mostly blank."""
+    _, breaks = _printed(_toy_key_with_long_code(tmp_path))
+    assert breaks and set(breaks) == {"auto"}, breaks
+
+
+def test_key_keeps_only_short_code_blocks_whole():
+    soup = BeautifulSoup("<div><pre>" + "x\n" * 3 + "</pre><pre>" + "x\n" * 40 + "</pre></div>", "html.parser")
+    answer_key._mark_short_code(soup.div)
+    assert [p.get("class") for p in soup.find_all("pre")] == [["key-short"], None]
+    assert "pre.key-short { break-inside: avoid-page; }" in answer_key.PRINT_CSS
+
+
+def test_printed_chapter_page_wraps_code(tmp_path):
+    """On a chapter page the book's style wraps code and outputs (on screen and on
+    paper), so a printed chapter loses no line end either."""
+    page = tmp_path / "page.html"
+    (tmp_path / "theme.css").write_text(THEME_CODE_CSS)
+    page.write_text(
+        '<!DOCTYPE html><html><head><link rel="stylesheet" href="theme.css">'
+        f'<link rel="stylesheet" href="{(ROOT / "book" / "_static" / "book.css").as_uri()}">'
+        '</head><body><main><article class="bd-article"><div class="cell docutils container">'
+        f'<div class="cell_input docutils container"><div class="highlight"><pre>{LONG_LINE}'
+        '</pre></div></div><div class="cell_output docutils container"><div class="output '
+        f'text_plain highlight-myst-ansi"><div class="highlight"><pre>{LONG_LINE}</pre>'
+        "</div></div></div></div></article></main></body></html>"
+    )
+    clipped, _ = _printed(page)
+    assert clipped == [], clipped
+
+
+@pytest.mark.html  # needs the built book: run by make test-html, after make book
+def test_printed_key_of_the_built_book_wraps_code_and_lets_solutions_break(tmp_path):
+    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
+    if not (html / "book" / "hermite" / "basics.html").exists():
+        pytest.skip("the book is not built (make book)")
+    path, *_ = answer_key.build(html, tmp_path)
+    clipped, breaks = _printed(path)
+    assert clipped == [], clipped
+    assert len(breaks) >= 30 and set(breaks) == {"auto"}, breaks
