@@ -179,7 +179,8 @@ def test_the_bound_on_the_step_leaves_the_books_runs_unchanged():
     # the book's runs burn in for 2000 steps: a log step moves by less than 200 < MAX_LOG_STEP,
     # so the stored values stay reproducible (this value is the sampler's before the bound)
     est = bayes.bayes_error("linear", 8, 2.0, RHO, n_contexts=4, rng=1, n_burn=2000, n_keep=100, n_temps=8)
-    assert est.error == 0.21454462432398155
+    # to the last bits: numpy's floor version (requirements-min.txt) rounds one sum differently
+    assert est.error == pytest.approx(0.21454462432398155, rel=1e-12, abs=0)
     assert 0.75 * 20 * (math.sqrt(1 + 2000 / 10) - 1) < bayes.MAX_LOG_STEP
 
 
