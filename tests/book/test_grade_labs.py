@@ -58,6 +58,31 @@ def _submission(double=None, square=None, extra_before_square=None):
     return nb
 
 
+def _grade(tmp_path, subs, timeout, name="toy.ipynb", unreadable=()):
+    """Write each student's notebook of ``subs`` to submissions/<student>/<name> under
+    ``tmp_path`` (and a file that is no notebook for each student of ``unreadable``),
+    grade them all with the command line; return the rows of grades.csv and the
+    output folder."""
+    paths = []
+    for student, content in [*subs.items(), *((s, None) for s in unreadable)]:
+        path = tmp_path / "submissions" / student / name
+        path.parent.mkdir(parents=True)
+        if content is None:
+            path.write_text("{ not a notebook")
+        else:
+            nbformat.write(content, path)
+        paths.append(path)
+    out = tmp_path / "grades"
+    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", str(timeout)]) == 0
+    with open(out / "grades.csv", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh)), out
+
+
+def _verdicts(rows):
+    """(student, lab): (verdict, points) of the rows of grades.csv."""
+    return {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
+
+
 def test_student_notebook_names_its_labs():
     nb = _submission()
     assert grade_labs.expected_labs(nb) == ["doubling", "squaring"]
@@ -190,16 +215,8 @@ def test_grade_reports_a_lab_that_calls_the_reference(tmp_path):
         "bob": _library_lab("    return coef(f, degree)\n"),  # under another name
         "carol": _library_lab("    return 2 * coef(f, degree)\n"),  # and wrong as well
     }
-    paths = []
-    for student, nb in subs.items():
-        path = tmp_path / student / "coef.ipynb"
-        path.parent.mkdir()
-        nbformat.write(nb, path)
-        paths.append(path)
-    out = tmp_path / "grades"
-    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "120"]) == 0
-    with open(out / "grades.csv", encoding="utf-8") as fh:
-        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    rows, out = _grade(tmp_path, subs, 120, name="coef.ipynb")
+    rows = {r["student"]: r for r in rows}
     assert {s: (r["run"], r["verdict"], r["points"]) for s, r in rows.items()} == {
         "alice": ("ok", "PASS", "1"),
         "bob": ("ok", grade_labs.NOT_ACCEPTED, "0"),
@@ -234,24 +251,8 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
             "labs.check = lambda *a, **k: print(f\"PASS: {k['name']}: agrees\")\nimport os\n\nos._exit(1)",
         ),
     }
-    paths = []
-    for student, nb in subs.items():
-        path = tmp_path / "submissions" / student / "toy.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-        paths.append(path)
-    broken = tmp_path / "submissions" / "erin" / "toy.ipynb"
-    broken.parent.mkdir()
-    broken.write_text("{ not a notebook")
-    paths.append(broken)
-
-    out = tmp_path / "grades"
-    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "60"]) == 0
-
-    with open(out / "grades.csv", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    table = {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
-    assert table == {
+    rows, out = _grade(tmp_path, subs, 60, unreadable=["erin"])
+    assert _verdicts(rows) == {
         ("alice", "doubling"): ("PASS", "1"),
         ("alice", "squaring"): ("PASS", "1"),
         ("bob", "doubling"): ("FAIL", "0"),
@@ -394,18 +395,8 @@ def test_grade_ignores_verdicts_forged_by_a_students_cell(tmp_path, monkeypatch)
         "alice": _submission("return 2 * x", "return x * x"),  # right: still graded PASS
         "hal": _submission("return 3 * x", None, _forging_cell()),  # wrong, forges both labs
     }
-    paths = []
-    for student, nb in subs.items():
-        path = tmp_path / "submissions" / student / "toy.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-        paths.append(path)
-    out = tmp_path / "grades"
-    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "120"]) == 0
-    with open(out / "grades.csv", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    table = {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
-    assert table == {
+    rows, _ = _grade(tmp_path, subs, 120)
+    assert _verdicts(rows) == {
         ("alice", "doubling"): ("PASS", "1"),
         ("alice", "squaring"): ("PASS", "1"),
         ("hal", "doubling"): ("FAIL", "0"),
