@@ -10,7 +10,8 @@ def limit_16g(monkeypatch):
 
 
 #: The longest tests, each an xdist work unit of its own: the chapter runs (each executes
-#: a whole chapter) and the grader's runs that wait for a hanging submission.
+#: a whole chapter) and the grader's runs that wait for a hanging submission. nbmake's
+#: runs of the chapters (`make test-all`) are too: each is the one test of its notebook.
 SOLO = (
     "test_notebook_runs_from_installed_wheel",
     "test_grade_right_wrong_raising_hanging_and_broken_submissions",
@@ -29,10 +30,12 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+def _solo(item):
+    return getattr(item, "originalname", None) in SOLO or item.path.suffix == ".ipynb"
+
+
 def _group(item):
-    if getattr(item, "originalname", None) in SOLO:
-        return item.nodeid
-    return item.nodeid.split("::")[0]
+    return item.nodeid if _solo(item) else item.nodeid.split("::")[0]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -45,6 +48,8 @@ def pytest_collection_modifyitems(config, items):
     shortest last, so that the workers finish together): the SOLO tests, then the
     groups by their number of tests marked slow, then by their number of tests.
     """
+    if not config.pluginmanager.hasplugin("xdist"):  # its marker would be unknown
+        return
     groups = {}
     for item in items:
         groups.setdefault(_group(item), []).append(item)
@@ -54,7 +59,7 @@ def pytest_collection_modifyitems(config, items):
 
     def longest_first(name):
         members = groups[name]
-        solo = len(members) == 1 and getattr(members[0], "originalname", None) in SOLO
+        solo = len(members) == 1 and _solo(members[0])
         n_slow = sum(m.get_closest_marker("slow") is not None for m in members)
         return (not solo, -n_slow, -len(members))
 
