@@ -85,14 +85,20 @@
   }
 
   /* A display equation wider than its box (the narrow frame of a phone held upright)
-     is set smaller until it fits, down to MIN_MATH_SCALE; its number stays beside it. */
+     is set smaller until it fits, down to MIN_MATH_SCALE of its size; its number stays
+     beside it. The size stays relative to the text (MathJax's own factor, e.g. 113.1 %,
+     times the shrink), so that shrink() below still scales it with the slide. */
   function fitMath(slide) {
     shown(slide, () => {
       for (const eq of slide.querySelectorAll('mjx-container[display="true"]')) {
-        const box = eq.clientWidth, wide = eq.scrollWidth;
-        if (!box || wide <= box + 1) continue;
-        const s = Math.max(MIN_MATH_SCALE, Math.floor((box / wide) * 100) / 100);
-        eq.style.fontSize = `${Math.round(s * 100)}%`;
+        const own = parseFloat(getComputedStyle(eq).fontSize) /
+          parseFloat(getComputedStyle(eq.parentElement).fontSize);
+        let s = 1;
+        for (let i = 0; i < 8 && eq.clientWidth && eq.scrollWidth > eq.clientWidth + 1 &&
+             s > MIN_MATH_SCALE + 1e-9; i++) {
+          s = Math.max(MIN_MATH_SCALE, s * Math.min(0.98, eq.clientWidth / eq.scrollWidth));
+          eq.style.fontSize = `${(own * s * 100).toFixed(1)}%`;
+        }
       }
     });
   }
