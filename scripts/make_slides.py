@@ -15,8 +15,8 @@ computed numbers and numbered statements as the book:
   its number and the first sentence of its caption), in the order of the chapter;
 - a lab deck: one slide per coding lab of the session, with the lab's statement.
 
-Every slide fits reveal's 1280 x 720 frame (on a phone held upright, a narrower portrait
-frame: ``UPRIGHT_WIDTH``, so that its text is read at ~14 px, not 7): figures share the slide with their whole
+Every slide fits reveal's 1280 x 720 frame (on a phone, a smaller one, so that its text is
+drawn at 13-16 px, not 7: ``SMALL_SCALE``): figures share the slide with their whole
 caption, and ``slides/book-slides.js`` (copied next to the decks) splits a statement or
 lab too tall for one slide over continuation slides in the browser, where MathJax has set
 the real heights (see that file; ``tests/book/test_html.py::test_slides`` checks every
@@ -247,12 +247,15 @@ def _mathjax_config(html_dir: Path) -> str:
     return match.group(1) if match else ""
 
 
-#: The slide frame on a screen held upright and narrower than UPRIGHT_MAX px (a phone):
-#: UPRIGHT_WIDTH slide px wide and as tall as the screen's shape (720 to 1400 px). A
-#: 1280 x 720 slide on a 390-px phone is scaled to 0.29 (text ~7 px); this frame is
-#: scaled to ~0.62 there, its text wraps to the narrower frame (~14 px on screen), and
-#: book-slides.js splits what does not fit as on a large screen.
-UPRIGHT_MAX, UPRIGHT_WIDTH = 700, 600
+#: The slide frame of a small screen. A 1280 x 720 slide is drawn to fit the screen; below
+#: SMALL_SCALE of its size its captions (16.5 px) are under 12 px, and on a phone it is
+#: drawn at ~0.3 held upright (390 px wide: text ~7 px) and ~0.45 held sideways (~340 px
+#: high). There the frame is smaller: held upright (taller than wide), UPRIGHT_WIDTH slide
+#: px wide and as tall as the screen's shape (720 to 1400 px), drawn at ~0.62 on a 390-px
+#: phone; held sideways, SIDEWAYS (16:9), drawn at ~0.6. The text wraps to the smaller
+#: frame, at 13-16 px on the screen, and book-slides.js splits what does not fit, as on
+#: a large screen.
+SMALL_SCALE, UPRIGHT_WIDTH, SIDEWAYS = 0.75, 600, (960, 540)
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -274,23 +277,26 @@ PAGE = """<!DOCTYPE html>
 </div></div>
 <script src="reveal/reveal.js"></script>
 <script>
-// The frame: 1280 x 720 slides on a screen held sideways (a projector, a laptop); on a
-// screen held upright and narrower than {upright_max} px (a phone), slides {upright_width} px
-// wide and as tall as the screen's shape, scaled about twice as large as a 1280-px slide
-// would be (class "upright" on <html>: book-slides.css sets captions and code a little
-// larger there). Turning the phone reloads the deck in the other frame.
+// The frame (see SMALL_SCALE in scripts/make_slides.py): 1280 x 720 slides on a large
+// screen (a projector, a laptop); on a screen where they would be drawn at less than
+// {small_scale} of their size (a phone), smaller slides: held upright, {upright_width} px wide and as
+// tall as the screen's shape; held sideways, {sideways_w} x {sideways_h}. Both are drawn about twice
+// as large as a 1280 x 720 slide would be there (class "phone" on <html>: book-slides.css
+// sets captions and code a little larger). Turning the phone reloads the deck in the
+// other frame.
 // scrollActivationWidth: null keeps the slide view at every width. reveal.js 5.1 would
 // switch to its scroll view below 435 px (a phone), re-wrapping every slide in a
 // .scroll-page; book-slides.js would then split nothing and a long statement would be
 // shrunk into one screen.
-const upright = () => innerWidth < {upright_max} && innerHeight > innerWidth;
-const frame = upright()
+const held = () => Math.min(innerWidth / 1280, innerHeight / 720) >= {small_scale} ? ""
+  : innerHeight > innerWidth ? "upright" : "sideways";
+const how = held();
+const frame = how === "upright"
   ? {{ width: {upright_width}, height: Math.min(1400, Math.max(720,
       Math.round({upright_width} * innerHeight / innerWidth))) }}
-  : {{ width: 1280, height: 720 }};
-document.documentElement.classList.toggle("upright", upright());
-addEventListener("resize", () => {{ if (upright() !== document.documentElement
-  .classList.contains("upright")) location.reload(); }});
+  : how === "sideways" ? {{ width: {sideways_w}, height: {sideways_h} }} : {{ width: 1280, height: 720 }};
+document.documentElement.classList.toggle("phone", how !== "");
+addEventListener("resize", () => {{ if (held() !== how) location.reload(); }});
 Reveal.initialize({{ hash: true, width: frame.width, height: frame.height, margin: 0.04,
   center: false, transition: "none", controls: true, progress: true,
   scrollActivationWidth: null }});
@@ -327,8 +333,10 @@ def build(html_dir: Path, out: Path | None = None) -> list[Path]:
                 mathjax=mathjax,
                 book=book,
                 slides="\n".join(slides),
-                upright_max=UPRIGHT_MAX,
+                small_scale=SMALL_SCALE,
                 upright_width=UPRIGHT_WIDTH,
+                sideways_w=SIDEWAYS[0],
+                sideways_h=SIDEWAYS[1],
             ),
             encoding="utf-8",
         )

@@ -1,5 +1,5 @@
-/* Every slide fits the deck's frame (1280 x 720, or the portrait frame of a phone held
-   upright: scripts/make_slides.py; checked by tests/book/test_html.py::test_slides). Runs
+/* Every slide fits the deck's frame (1280 x 720, or the smaller frame of a phone:
+   scripts/make_slides.py; checked by tests/book/test_html.py::test_slides). Runs
    once reveal.js is ready and MathJax has typeset the deck (so heights are the real ones):
 
    0. a display equation wider than its box is set smaller to fit (down to
@@ -84,7 +84,7 @@
     if (overflows(slide)) slide.classList.add("scrolls");
   }
 
-  /* A display equation wider than its box (the narrow frame of a phone held upright)
+  /* A display equation wider than its box (the narrow frame of a phone)
      is set smaller until it fits, down to MIN_MATH_SCALE of its size; its number stays
      beside it. The size stays relative to the text (MathJax's own factor, e.g. 113.1 %,
      times the shrink), so that shrink() below still scales it with the slide. */

@@ -29,8 +29,8 @@ nothing is wider than the text column:
 
 Separate tests run the search page (opened from disk and served) and check that every
 result has a snippet and no raw TeX; open every slide deck of ``make slides`` and check
-that every slide fits its frame (1280 x 720 on a large screen, a portrait frame on a phone
-held upright, 390 px) and draws no text under 12 px on either; check
+that every slide fits its frame (1280 x 720 on a large screen, smaller ones on a phone
+held upright, 390 px wide, or sideways) and draws no text under 12 px on any; check
 the 1280 px header (one search button, no empty band); and click the header's sidebar
 buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
@@ -973,7 +973,7 @@ return out;
 
 
 #: No text on a slide is drawn smaller than this (CSS px), on a 1280 x 720 screen and on a
-#: phone held upright (390 px; a 1280 x 720 slide scaled to that width drew it at ~7 px).
+#: phone held either way (a 1280 x 720 slide scaled to a 390-px phone drew it at ~7 px).
 MIN_SLIDE_TEXT_PX = 12
 
 
@@ -1015,14 +1015,27 @@ def test_slide_fit_check_catches_overflow():
     assert _slide_misfits([ok | {"textPx": 6.8}]) == ["#1 'x': text drawn at 6.8 px ('y')"]
 
 
+#: The screens the decks are checked on: (name, window size, test of the frame the deck
+#: chose there). The phone held sideways is emulated at its viewport (VIEWPORTS): headless
+#: chromium's window keeps ~140 px of its height for itself.
+SLIDE_SCREENS = (
+    ("1280 x 720", (1280, 720), lambda f: f == [1280, 720]),
+    ("phone upright", (PHONE, 844), lambda f: f[0] == 600 and f[1] > 720),
+    ("phone sideways", (1280, 720), lambda f: f == [960, 540]),
+)
+VIEWPORTS = {"phone sideways": {"width": 844, "height": 390, "deviceScaleFactor": 1, "mobile": False}}
+SLIDE_SHOT = {"1280 x 720": "", "phone upright": "-phone", "phone sideways": "-phone-sideways"}
+
+
 def test_slides(shared):
     # make slides: every deck opens from the served book, reveal.js and MathJax run (both
     # from the build), every image loads, nothing comes from outside, no request fails,
     # no console error, and every slide of every deck fits its frame (long statements are
     # split over continuation slides by slides/book-slides.js; none may need to scroll):
-    # on a 1280 x 720 screen the 1280 x 720 frame; on a phone held upright (390 x 844)
-    # a portrait frame 600 px wide (scripts/make_slides.py), so that no text is drawn
-    # under MIN_SLIDE_TEXT_PX on either (the 1280-px frame drew it at ~7 px on the phone).
+    # on a 1280 x 720 screen the 1280 x 720 frame; on a phone a smaller one
+    # (scripts/make_slides.py): held upright (390 x 844) a portrait frame 600 px wide, held
+    # sideways (844 x 390) 960 x 540; so that no text is drawn under MIN_SLIDE_TEXT_PX on
+    # any (the 1280 x 720 frame drew it at ~7 px on the upright phone).
     # reveal.js stays in its slide view (not its scroll view, where book-slides.js finds
     # no slide to split).
     decks = sorted((HTML / "slides").glob("*.html"))
@@ -1050,34 +1063,35 @@ def test_slides(shared):
     misfits = {}
     base, driver = shared
     failed = len(FAILED_REQUESTS)
-    for width, height in ((1280, 720), (PHONE, 844)):
-        _fresh(driver, width, height, script_timeout=120)
-        for deck in decks:
-            driver.get(f"{base}slides/{deck.name}")
-            r = driver.execute_async_script(js)
-            assert r.get("ready") and r["slides"] >= 3, (deck.name, width, r)
-            assert not r["scroll"], f"{deck.name} @{width}px: reveal.js is in its scroll view"
-            assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
-            if deck.name.startswith("lecture"):
-                assert r["typeset"], (deck.name, r)
-            slides = driver.execute_async_script(SLIDE_FIT_JS)
-            assert len(slides) >= 3, (deck.name, width, slides)
-            # the landscape frame on the large screen, the portrait one on the phone
-            frame = slides[0]["frame"]
-            assert (frame == [1280, 720]) if width > height else (frame[0] == 600 and frame[1] > 720), (
-                deck.name,
-                width,
-                frame,
-            )
-            if bad := _slide_misfits(slides):
-                misfits[f"{deck.name} @{width}px"] = bad
-            look = driver.execute_script(SLIDE_LOOK_JS)
-            assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, width, look)
-            assert not _console_errors(driver), (deck.name, width)
-            # a look at the deck: its third slide (the first statement or figure)
-            driver.execute_script("Reveal.slide(2)")
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}{'-phone' if width == PHONE else ''}.png"))
+    for screen, window, frame_ok in SLIDE_SCREENS:
+        _fresh(driver, *window, script_timeout=120)
+        if screen in VIEWPORTS:  # a phone's viewport, exactly
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", VIEWPORTS[screen])
+        try:
+            for deck in decks:
+                driver.get(f"{base}slides/{deck.name}")
+                r = driver.execute_async_script(js)
+                assert r.get("ready") and r["slides"] >= 3, (deck.name, screen, r)
+                assert not r["scroll"], f"{deck.name} ({screen}): reveal.js is in its scroll view"
+                assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
+                if deck.name.startswith("lecture"):
+                    assert r["typeset"], (deck.name, r)
+                slides = driver.execute_async_script(SLIDE_FIT_JS)
+                assert len(slides) >= 3, (deck.name, screen, slides)
+                assert frame_ok(slides[0]["frame"]), (deck.name, screen, slides[0]["frame"])
+                if bad := _slide_misfits(slides):
+                    misfits[f"{deck.name} ({screen})"] = bad
+                look = driver.execute_script(SLIDE_LOOK_JS)
+                assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, screen, look)
+                assert not _console_errors(driver), (deck.name, screen)
+                # a look at the deck: its third slide (the first statement or figure)
+                driver.execute_script("Reveal.slide(2)")
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                # (DevTools' capture: selenium's is cut and shrunk under an emulated viewport)
+                shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+                (SHOTS / f"slides-{deck.stem}{SLIDE_SHOT[screen]}.png").write_bytes(base64.b64decode(shot["data"]))
+        finally:
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert FAILED_REQUESTS[failed:] == [], "slide decks asked for files that are not there"
     if misfits:
         pytest.fail(
@@ -1085,6 +1099,36 @@ def test_slides(shared):
             + "\n".join(f"{deck} {line}" for deck, lines in misfits.items() for line in lines),
             pytrace=False,
         )
+
+
+def test_slides_follow_the_phone_turning(shared):
+    # a deck opened on a phone held upright takes the portrait frame; turned sideways it
+    # reloads in the 960 x 540 one, at the same slide (scripts/make_slides.py)
+    import time
+
+    deck = HTML / "slides" / "lecture-1.html"
+    if not deck.is_file():
+        pytest.skip("no slides in the build (run make slides)")
+    base, driver = shared
+    _fresh(driver, PHONE, 844)
+    driver.get(f"{base}slides/{deck.name}#/3")
+    frame = "return window.Reveal && Reveal.isReady() ? [Reveal.getConfig().width, Reveal.getIndices().h] : null"
+    seen = []
+    try:
+        for viewport in (None, VIEWPORTS["phone sideways"]):
+            if viewport:
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", viewport)
+            want = 600 if viewport is None else 960
+            for _ in range(200):
+                got = driver.execute_script(frame)
+                if got and got[0] == want:
+                    break
+                time.sleep(0.05)
+            seen.append(got)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert seen == [[600, 3], [960, 3]], seen
+    assert not _console_errors(driver)
 
 
 def test_answer_key_opens_without_console_errors(shared):
