@@ -170,3 +170,25 @@ def test_teachers_of_one_figure_have_distinct_colours(group, vision, least):
 def test_every_teacher_colour_is_distinct():
     for (s, a), (t, b) in combinations(plotting.TEACHER_COLORS.items(), 2):
         assert difference(a, b) >= ANY_TWO, f"{s} and {t}"
+
+
+def test_chapter_7_sweep_figure_draws_no_teacher_colour():
+    # its models and the spectral learner are not teachers: every colour it draws is grey
+    # or at least ANY_TWO from every teacher's, and its colours stay apart from one another
+    pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
+    from matplotlib.colors import to_hex, to_rgb
+
+    from lib.teaching import training_widgets
+
+    fig = training_widgets.sweep_figure("h2", 8, 0.1)
+    drawn = {to_hex(line.get_color()) for line in fig.axes[0].get_lines()}
+    plt.close(fig)
+    hues = sorted(c for c in drawn if len(set(to_rgb(c))) > 1)  # greys have r = g = b
+    assert len(hues) == 3  # softmax, linear attention, the spectral learner
+    for c in hues:
+        for t, b in plotting.TEACHER_COLORS.items():
+            assert difference(c, b) >= ANY_TWO, f"{c} and the teacher {t}"
+    for a, b in combinations(hues, 2):
+        assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
+        for vision in ("deuteranopia", "protanopia"):
+            assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"
