@@ -322,7 +322,7 @@ def solve_rescaled(
     info: dict,
 ) -> np.ndarray:
     r"""``solve(X, F, y, ridge)`` for :math:`\min_\Gamma \sum_\mu (y_\mu - x_\mu^\top \Gamma
-    \phi_\mu)^2 + r \|\Gamma\|_F^2`, safe for data far from unit scale.
+    \psi_\mu)^2 + r \|\Gamma\|_F^2`, safe for data far from unit scale.
 
     With :math:`X = 2^{e_x} X'`, :math:`F = 2^{e_f} F'`, :math:`y = 2^{e_y} y'` (exact),
     :math:`\Gamma = 2^{e_y - e_x - e_f}\,\Gamma'` where :math:`\Gamma'` solves the

@@ -365,7 +365,7 @@ def fit_gamma(
     """Ridge pretraining of the reduced attention parameter ``Gamma``.
 
     .. math:: \\Gamma^* = \\arg\\min_\\Gamma \\sum_{\\mu=1}^n
-              \\big(y_\\mu - x_\\mu^\\top \\Gamma \\phi_\\mu\\big)^2
+              \\big(y_\\mu - x_\\mu^\\top \\Gamma \\psi_\\mu\\big)^2
               + \\frac{n}{d} \\lambda \\|\\Gamma\\|_F^2 .
 
     With ``theta = vec(Gamma)`` (columns stacked) and rows ``vec(x_mu phi_mu^T) = phi_mu kron

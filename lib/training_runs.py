@@ -573,8 +573,8 @@ def paired_difference(
     The rows matching ``equal`` and ``a`` and those matching ``equal`` and ``b`` are
     paired by the columns ``pair_by`` (the draw: in ``controls`` and ``full_la`` the rows
     of one draw share the training seed, and every row of a (teacher, d, alpha) the test
-    set). For ``m`` pairs with differences :math:`\delta_s = a_s - b_s` the result is
-    :math:`\bar\delta \pm t_{m-1}\, s/\sqrt m` with :math:`m - 1` degrees of freedom.
+    set). For ``m`` pairs with differences :math:`\Delta_s = a_s - b_s` the result is
+    :math:`\bar\Delta \pm t_{m-1}\, s/\sqrt m` with :math:`m - 1` degrees of freedom.
 
     Parameters
     ----------

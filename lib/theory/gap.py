@@ -23,7 +23,7 @@ class GapEstimate(NamedTuple):
     c_het, c_tail : float
         Its heteroscedastic and kurtosis parts.
     delta_ey2z2, delta_ey4 : float
-        Teacher minus twin: :math:`\\delta E[y^2 z^2]` and :math:`\\delta E[y^4]`.
+        Teacher minus twin: :math:`\\Delta E[y^2 z^2]` and :math:`\\Delta E[y^4]`.
     """
 
     c_delta: float
@@ -50,10 +50,10 @@ def gap_estimate(
 
     .. math::
 
-        c_\Delta = \frac{1}{\tau - 1}\Big[\Big(1 - \frac2\tau\Big)\,\delta E[y^2 z^2]
-        + \frac{\delta E[y^4]}{\tau\,\alpha\,E[y^2]}\Big],
+        c_\Delta = \frac{1}{\tau - 1}\Big[\Big(1 - \frac2\tau\Big)\,\Delta E[y^2 z^2]
+        + \frac{\Delta E[y^4]}{\tau\,\alpha\,E[y^2]}\Big],
 
-    :math:`\delta` the teacher's moment minus the twin's (:func:`lib.teachers.label_moments`).
+    :math:`\Delta` the teacher's moment minus the twin's (:func:`lib.teachers.label_moments`).
     The first term is the heteroscedastic part (label variance growing along the task,
     weighted by the leverage factor :math:`1 - 2/\tau`), the second the kurtosis part
     (random row scales of the design). It is a heuristic of the book, derived for

@@ -141,14 +141,14 @@ def _icl_ridgeless_above(x, ik, tau, rho):
 def _idg_ridgeless_below(x, ik, tau, rho):
     r"""Ridgeless IDG error for tau < 1 (arrays of one shape).
 
-    With :math:`s = 1 - \tau`, :math:`T = 1 - \mu^*` and :math:`\delta = c - 1`, the
+    With :math:`s = 1 - \tau`, :math:`T = 1 - \mu^*` and :math:`\Delta_c = c - 1`, the
     terms of order :math:`x^*` of the formula cancel exactly; what is left is
 
     .. math::
 
         e = \tau\Big[x^* T\Big(\frac{1+s}{s} + \frac{s}{\tau\mu^*}\Big)
             + \frac{\rho}{s\tau}
-            + \frac{\delta\,(\rho - x^* + 2\tau x^* T)}{\tau(\tau - \delta s)}\Big],
+            + \frac{\Delta_c\,(\rho - x^* + 2\tau x^* T)}{\tau(\tau - \Delta_c s)}\Big],
 
     which is evaluated instead (no cancellation for large :math:`x^*`).
     """

@@ -57,7 +57,7 @@ def pure_noise_error(rho_nl: ArrayLike, alpha: ArrayLike, tau: ArrayLike, lam: A
     :math:`\rho_{nl} = 0` (then :math:`f \equiv 0` and there is no noise) gives 0.
 
     Derivation. With :math:`a_1 = 0` the target :math:`y_{\ell+1}` is uncorrelated
-    with the regressor :math:`\operatorname{vec}(H_Z)`, :math:`H_Z = x_{\ell+1}\phi^\top`
+    with the regressor :math:`\operatorname{vec}(H_Z)`, :math:`H_Z = x_{\ell+1}\psi^\top`
     (to leading order, independent of it), so pretraining is least squares on pure noise
     of variance :math:`E[y^2] = \rho_{nl}`, and :math:`e = \rho_{nl} + E[\hat\beta^\top
     \Sigma\hat\beta]`. The regressor covariance is isotropic: :math:`E[u u^\top] \approx

@@ -345,7 +345,7 @@ def spectral_threshold(teacher: Any, rho: float, preprocess: Any = None) -> floa
 def spectral_psi_phi(
     theta: ArrayLike, alpha: float, teacher: Any, rho: float, preprocess: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""The two functions :math:`\psi_\alpha, \phi` whose crossing locates the spectral outlier.
+    r"""The two functions :math:`U_1, U_2` whose crossing locates the spectral outlier.
 
     With :math:`r_\vartheta = T/(\vartheta - T)` for :math:`\vartheta > \sup T` and
     expectations over :math:`z \sim N(0,1)`, :math:`y = f(z) + \varepsilon`,
@@ -353,15 +353,15 @@ def spectral_psi_phi(
 
     .. math::
 
-        \psi_\alpha(\vartheta) = \vartheta\,\big(1/\alpha + E[r_\vartheta]\big),
+        U_1(\vartheta) = \vartheta\,\big(1/\alpha + E[r_\vartheta]\big),
         \qquad
-        \phi(\vartheta) = \vartheta\, E[r_\vartheta\, z^2] .
+        U_2(\vartheta) = \vartheta\, E[r_\vartheta\, z^2] .
 
-    Their derivatives are :math:`\psi_\alpha' = 1/\alpha - E[r_\vartheta^2]` and
-    :math:`\phi' = -E[r_\vartheta^2 z^2]`, and :math:`\psi_\alpha = \phi` is the outlier
+    Their derivatives are :math:`U_1' = 1/\alpha - E[r_\vartheta^2]` and
+    :math:`U_2' = -E[r_\vartheta^2 z^2]`, and :math:`U_1 = U_2` is the outlier
     equation :math:`E[r_\vartheta(z^2 - 1)] = 1/\alpha`, so the limit of
     :func:`spectral_overlap` above the threshold is
-    :math:`\psi_\alpha'/(\psi_\alpha' - \phi')` at the crossing :math:`\vartheta^*`
+    :math:`U_1'/(U_1' - U_2')` at the crossing :math:`\vartheta^*`
     (checked with finite differences in chapter 6 and the tests).
 
     Parameters
@@ -377,8 +377,8 @@ def spectral_psi_phi(
     Returns
     -------
     psi, phi : numpy.ndarray
-        :math:`\psi_\alpha(\vartheta)` and :math:`\phi(\vartheta)`, each of the shape of
-        ``theta`` (0-d for a scalar).
+        :math:`U_1(\vartheta)` and :math:`U_2(\vartheta)` (chapter 6's names; the
+        return names are older), each of the shape of ``theta`` (0-d for a scalar).
 
     Raises
     ------
