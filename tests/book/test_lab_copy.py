@@ -79,3 +79,32 @@ def test_lab_copy_has_no_citation_roles(tmp_path, cites):
     assert sync_notebooks.stamp_lab_copy(tmp_path) == []
     # the chapters keep their roles
     assert _cites_in(ROOT / "book" / "linear" / "model.ipynb")
+
+
+def test_make_lab_says_it_is_the_instructor_edition():
+    # Run All in `make lab` opens every solution: a student studying alone may land there
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make")
+    import subprocess
+
+    dry = subprocess.run([make, "-n", "lab"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    echoed = [line for line in dry.splitlines() if line.startswith("echo ")]
+    said = " ".join(echoed)
+    assert "INSTRUCTOR edition" in said and "make lab-student" in said, dry
+    # said before JupyterLab starts
+    lines = dry.splitlines()
+    assert lines.index(echoed[-1]) < next(i for i, ln in enumerate(lines) if "jupyter lab" in ln)
+
+
+def test_students_are_pointed_to_lab_student():
+    import make_student
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "use `make lab-student`" in readme and "`make lab` is the instructor edition" in readme
+    page = (ROOT / "book" / "student.md").read_text(encoding="utf-8")
+    # the full book tells a student with a clone to use lab-student, not lab ...
+    assert "`make lab-student`" in page and "Do not use `make lab`" in page
+    # ... and the student edition, whose readers hold handed-out notebooks, drops it
+    student = make_student.strip_instructor_only(page, "book/student.md")
+    assert "make lab" not in student
