@@ -265,7 +265,8 @@ _MAKE_IN_SENTENCE = {
 }
 # a role ({eval}`x`, kept as it is) or a code span (MyST `x`, reStructuredText ``x``), in
 # the order they come, so that a role's closing backtick never opens a span
-_SPAN = re.compile(r"(?P<role>\{[\w:.-]+\}`[^`]*`)|(?P<q>``?)(?!`)(?P<body>[^`\n]+?)(?P=q)(?!`)")
+# (a span may go on over a line break, not over a blank line)
+_SPAN = re.compile(r"(?P<role>\{[\w:.-]+\}`[^`]*`)|(?P<q>``?)(?!`)(?P<body>(?:[^`\n]|\n(?![ \t]*\n))+?)(?P=q)(?!`)")
 # a repository path outside a code span (docstrings, references.bib): a script, a test, the
 # benchmark folder or a script of it, the book's page script
 # (a BibTeX note escapes the underscores: scripts/make\_source\_values.py)
@@ -281,7 +282,7 @@ _MAKE_FENCE = re.compile(r"^```[\w-]*\n(?:[ \t]*make [\w -]+\n)+```[ \t]*\n?", r
 def _path_phrase(body: str, quote: str) -> str | None:
     """What the student edition says for a repository path or command (``body``, from a
     code span quoted with ``quote``, or bare with ``quote=""``), or None to keep it."""
-    body = body.strip()
+    body = " ".join(body.split())
     command = re.sub(r"^python3? ", "", body)
     q = quote
     name = lambda n: f"{q}{n}{q}"  # noqa: E731

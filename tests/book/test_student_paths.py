@@ -81,6 +81,11 @@ def _refs(text: str) -> list[str]:
             "a lower bound for `make bench`: when a new `make bench` run fails",
             "a lower bound for a benchmark run: when a new benchmark run fails",
         ),
+        # a span over a line break
+        (
+            "by `python scripts/make_training.py controls --groups 1 --labels\n'h2 d=16'`. At",
+            "by the book's script `make_training.py`. At",
+        ),
         # reStructuredText (docstrings): double backticks, a sentence that starts with one
         (
             "Reports of ``make bench``.\n``make bench`` runs them.",
