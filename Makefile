@@ -111,10 +111,14 @@ pdf: $(VENV)/.installed
 # JupyterLab works on a copy of book/ in _build/lab (made once; `make lab-reset` starts it
 # over): opening a notebook rewrites its metadata and running it stores outputs, which must
 # not land in the committed chapters. --allow-root only where make runs as root (containers).
+# This is the instructor edition: Run All opens every solution. It says so before JupyterLab
+# starts, and points students (also those studying alone) to `make lab-student`.
 LABDIR ?= _build/lab
 lab: $(VENV)/.lab-installed
 	mkdir -p $(LABDIR) && cp -Rn book/. $(LABDIR)/
 	$(BIN)/python scripts/sync_notebooks.py --lab $(LABDIR)
+	@echo "make lab: this is the INSTRUCTOR edition: every exercise has its solution, and Run All opens them."
+	@echo "make lab: students (also when studying alone) use 'make lab-student': no solutions, lab skeletons."
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The same on the student edition's notebooks (no solutions: Run All opens no answers):
@@ -127,6 +131,7 @@ lab-student: $(VENV)/.lab-installed
 	$(BIN)/python scripts/make_student.py --out _build/student --no-build
 	mkdir -p $(LABSTUDENTDIR) && cp -Rn _build/student/notebooks/. $(LABSTUDENTDIR)/
 	$(BIN)/python scripts/sync_notebooks.py --lab $(LABSTUDENTDIR)
+	@echo "make lab-student: the STUDENT edition (no solutions, lab skeletons), in $(LABSTUDENTDIR)."
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(LABSTUDENTDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab-reset:

@@ -24,6 +24,12 @@ makes the student edition from the same sources:
      ``% end instructor-only`` line, both MyST comments, so the instructor edition
      shows the passage and no marker (used where a page tells readers of the full book
      about launch buttons, ``make lab`` or a clone, which the student edition lacks);
+   - the repository's paths and commands that a student, who holds the handed-out
+     notebooks and package but not the repository, cannot use (``scripts/make_training.py``,
+     ``bench/``, ``tests/...``, ``make data``) are said in words a student can read
+     (:func:`student_paths`: "the book's script `make_training.py`"); so are the
+     bibliography's notes and, this script being an extension of the student build, the
+     API reference's docstrings; ``lib/data/...`` stays (the package holds it);
    - the setup cell (``scripts/sync_notebooks.py``), which in the instructor edition
      installs the package from the repository where ``lib`` is missing (Colab), installs
      nothing: where ``lib`` is missing it stops with the install command of the page
@@ -241,6 +247,127 @@ def strip_instructor_only(text: str, where: str) -> str:
     return "".join(out)
 
 
+#: What a ``make`` target of the repository does, as the student edition says it: a
+#: student holds the handed-out notebooks and package, not the repository and its
+#: Makefile (:func:`student_paths`). A target not listed here is "the book's `make X`".
+MAKE_PHRASES = {
+    "bench": "a benchmark run",
+    "data": "the data scripts",
+    "book": "the book's build",
+    "student": "the student-edition build",
+    "slides": "the slides build",
+    "portable": "the portable-notebook build",
+}
+#: A sentence of the repository's instructions that :data:`MAKE_PHRASES` cannot carry.
+_MAKE_IN_SENTENCE = {
+    "new `make bench` run": "new benchmark run",
+    "One command regenerates them:": "A benchmark run (in the book's repository) regenerates them.",
+}
+# a role ({eval}`x`, kept as it is) or a code span (MyST `x`, reStructuredText ``x``), in
+# the order they come, so that a role's closing backtick never opens a span
+# (a span may go on over a line break, not over a blank line)
+_SPAN = re.compile(r"(?P<role>\{[\w:.-]+\}`[^`]*`)|(?P<q>``?)(?!`)(?P<body>(?:[^`\n]|\n(?![ \t]*\n))+?)(?P=q)(?!`)")
+# a repository path outside a code span (docstrings, references.bib): a script, a test, the
+# benchmark folder or a script of it, the book's page script
+# (a BibTeX note escapes the underscores: scripts/make\_source\_values.py)
+_BARE = re.compile(
+    r"(?<![\w/.`-])(?P<body>(?:scripts|tests|bench)/(?:(?:[\w.-]|\\_)+\.py)?|book/_static/[\w.-]+)(?![\w/])"
+)
+# a parenthesis that holds nothing but a make command: "(`make data`)"
+_MAKE_PAREN = re.compile(r"[ \t]*\((?P<q>``?)make [\w-]+(?P=q)\)")
+# a fenced block of make commands only (the performance appendix's "make bench")
+_MAKE_FENCE = re.compile(r"^```[\w-]*\n(?:[ \t]*make [\w -]+\n)+```[ \t]*\n?", re.MULTILINE)
+
+
+def _path_phrase(body: str, quote: str) -> str | None:
+    """What the student edition says for a repository path or command (``body``, from a
+    code span quoted with ``quote``, or bare with ``quote=""``), or None to keep it."""
+    body = " ".join(body.split())
+    command = re.sub(r"^python3? ", "", body)
+    q = quote
+    name = lambda n: f"{q}{n}{q}"  # noqa: E731
+    m = re.fullmatch(r"scripts/((?:[\w.-]|\\_)+\.py)(?:\s.*)?", command)
+    if m:
+        return f"the book's script {name(m.group(1))}"
+    m = re.fullmatch(r"bench/([\w.-]+\.py)(?:\s.*)?", command)
+    if m:
+        return name(m.group(1))
+    if re.fullmatch(r"bench/?", command):
+        return "the book's repository"
+    m = re.fullmatch(r"tests/([\w.-]+\.py)(?:::\S+)?", command)
+    if m:
+        return f"the book's test {name(m.group(1))}"
+    if re.fullmatch(r"book/_static/[\w.-]+\.js", command):
+        return "the book's page script"
+    m = re.fullmatch(r"make ([\w-]+)(?:\s.*)?", command) if quote else None
+    if m:
+        return MAKE_PHRASES.get(m.group(1), f"the book's {q}make {m.group(1)}{q}")
+    return None
+
+
+def student_paths(text: str) -> str:
+    """The student edition's wording of a text that names repository paths or commands.
+
+    A student holds the handed-out notebooks and the package (``lib``, with its data in
+    ``lib/data/``), not the repository: a path such as ``scripts/make_training.py``,
+    ``bench/`` or ``tests/test_theory.py`` and a command such as ``make data`` mean
+    nothing there. In code spans (MyST `x`, reStructuredText ``x``) and, for paths,
+    in plain text (docstrings, references.bib):
+
+    - a script becomes "the book's script `make_training.py`" (its arguments dropped);
+      a benchmark script its file name (the folder ``bench/``: "the book's repository");
+      a test "the book's test `test_theory.py`"; ``book/_static/book.js`` "the book's
+      page script";
+    - a ``make`` target becomes what it does (:data:`MAKE_PHRASES`); a parenthesis
+      holding only a ``make`` command, and a fenced block of ``make`` commands, are dropped;
+    - ``lib/data/...`` is kept (the handed-out package holds it), and so is every other
+      code span.
+
+    Roles (``{eval}`x```, ``{doc}`x```) are left as they are.
+    """
+    for old, new in _MAKE_IN_SENTENCE.items():
+        text = text.replace(old, new)
+    text = _MAKE_FENCE.sub("", text)
+    text = _MAKE_PAREN.sub("", text)
+
+    def span(m: re.Match) -> str:
+        if m.group("role"):
+            return m.group(0)
+        phrase = _path_phrase(m.group("body"), m.group("q"))
+        if phrase is None:
+            return m.group(0)
+        before = m.string[: m.start()].rstrip()
+        if not before or before[-1] in ".!?" or m.string[: m.start()].endswith("\n\n"):
+            phrase = phrase[0].upper() + phrase[1:]  # it starts a sentence
+        return phrase
+
+    text = _SPAN.sub(span, text)
+
+    def bare(m: re.Match) -> str:
+        phrase = _path_phrase(m.group("body"), "")
+        return m.group(0) if phrase is None else phrase
+
+    # outside roles and code spans only (a span's text is rewritten or kept on purpose)
+    out, at = [], 0
+    for m in _SPAN.finditer(text):
+        out += [_BARE.sub(bare, text[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, _BARE.sub(bare, text[at:])])
+
+
+def _student_docstring(app, what, name, obj, options, lines: list[str]) -> None:
+    """``autodoc-process-docstring``: the API reference's docstrings in the student
+    edition's words (:func:`student_paths`)."""
+    lines[:] = student_paths("\n".join(lines)).split("\n")
+
+
+def setup(app):
+    """This script as a Sphinx extension of the student build (:func:`student_config`):
+    the docstrings of the API reference get :func:`student_paths`."""
+    app.connect("autodoc-process-docstring", _student_docstring)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
 def skeleton(source: str, where: str) -> str:
     """Replace every reference solution in a lab cell by ``...``.
 
@@ -317,7 +444,7 @@ def student_notebook(nb: nbformat.NotebookNode, name: str, *, keep_outputs: bool
     for i, cell in enumerate(out.cells):
         where = f"{name}, cell {i}"
         if cell.cell_type == "markdown":
-            source = strip_instructor_only(cell.source, where)
+            source = student_paths(strip_instructor_only(cell.source, where))
             text, in_solution_after = strip_solution_markdown(source, in_solution, where)
             in_solution = in_solution_after
             if text.strip():
@@ -435,6 +562,10 @@ def student_config(text: str, record: str | None = None) -> str:
     html_config = config.setdefault("html", {})
     for key in ("use_repository_button", "use_issues_button", "use_edit_page_button"):
         html_config[key] = False
+    # this script is also an extension of the student build: the API reference's
+    # docstrings get the student edition's words for repository paths (student_paths)
+    sphinx = config.setdefault("sphinx", {})
+    sphinx["local_extensions"] = {**(sphinx.get("local_extensions") or {}), "make_student": str(_HERE)}
     head = "# The student edition's _config.yml, written by scripts/make_student.py\n"
     return head + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
@@ -662,6 +793,9 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
         folder.mkdir(parents=True)
     for name in _COPIED:
         shutil.copy2(root / name, src / name)
+    # the bibliography's notes name the scripts that stored a source's values
+    bib = src / "references.bib"
+    bib.write_text(student_paths(bib.read_text(encoding="utf-8")), encoding="utf-8")
     config = src / "_config.yml"
     if record is not None:
         shutil.copy2(executed / RECORD_NAME, src / RECORD_NAME)
@@ -708,7 +842,7 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
                 )
             if path.suffix == ".md":
                 text = strip_instructor_only(path.read_text(encoding="utf-8"), str(path.relative_to(root)))
-                target.write_text(SLIDES_LINK.sub("", text), encoding="utf-8")
+                target.write_text(SLIDES_LINK.sub("", student_paths(text)), encoding="utf-8")
             else:
                 shutil.copy2(path, target)
     return written

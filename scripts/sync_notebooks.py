@@ -78,6 +78,11 @@ the stored kernelspec "Python 3", opened modified).
 The book build ignores ``jupyter.*`` metadata (myst-nb reads tags and ``mystnb``), and
 the split is at a block boundary, so the HTML is unchanged.
 
+``--lab DIR`` also writes every citation role of the copy's markdown cells
+(``{cite:t}`key``` and ``{cite}`key```) as plain author-year text from references.bib:
+jupyterlab-myst has no bibliography and showed each role as an orange warning label.
+Only the JupyterLab copies get this text; the chapters keep their roles.
+
 Usage::
 
     python scripts/sync_notebooks.py            # rewrite the notebooks that differ
@@ -93,6 +98,7 @@ import argparse
 import ast
 import json
 import platform
+import re
 import sys
 from pathlib import Path
 
@@ -620,12 +626,46 @@ def dumps(nb: dict) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
-def stamp_lab_copy(folder: Path, version: str | None = None) -> list[Path]:
-    """Write JupyterLab's notebook metadata, with the kernel's Python ``version``
-    (default: this interpreter's), into every notebook under ``folder``; return the
-    notebooks changed. Only for a JupyterLab copy (``_build/lab``, ``_build/lab-student``):
-    the version is the machine's."""
+#: A citation role of the chapters: ``{cite:t}`key```, ``{cite:p}`k1,k2```, ``{cite}`key```.
+CITE_ROLE = re.compile(r"\{(?P<name>cite(?::\w+)?)\}`(?P<keys>[^`]*)`")
+
+
+def cite_text(name: str, keys: str, cites: dict[str, tuple[str, str]]) -> str:
+    """The plain text of one citation role: ``{cite:t}`` gives "Author (Year)", every
+    other (``{cite}``, ``{cite:p}``) "(Author, Year; Author, Year)". ``cites`` maps a
+    bibtex key to (authors as cited, year), as ``make_portable.cite_texts`` reads them
+    from references.bib; an unknown key is refused (ValueError naming it)."""
+    parts = []
+    for key in (k.strip() for k in keys.split(",") if k.strip()):
+        if key not in cites:
+            raise ValueError(f"citation key {key!r} is not in references.bib")
+        who, year = cites[key]
+        parts.append(f"{who} ({year})" if name == "cite:t" else f"{who}, {year}")
+    return "; ".join(parts) if name == "cite:t" else "(" + "; ".join(parts) + ")"
+
+
+def plain_citations(source: str, cites: dict[str, tuple[str, str]]) -> str:
+    """A markdown cell's source with every citation role as plain author-year text.
+
+    jupyterlab-myst knows no bibliography: it shows ``{cite:t}`key``` as an orange
+    warning label. The book build resolves the roles (sphinxcontrib-bibtex), so only
+    the JupyterLab copies get this text (:func:`stamp_lab_copy`)."""
+    return CITE_ROLE.sub(lambda m: cite_text(m.group("name"), m.group("keys"), cites), source)
+
+
+def stamp_lab_copy(folder: Path, version: str | None = None, bib: Path | None = None) -> list[Path]:
+    """Prepare the notebooks of a JupyterLab copy; return the notebooks changed.
+
+    Every notebook under ``folder`` gets JupyterLab's notebook metadata, with the
+    kernel's Python ``version`` (default: this interpreter's), and its markdown cells'
+    citation roles become plain author-year text from ``bib`` (default: the book's
+    references.bib; :func:`plain_citations`). Only for a JupyterLab copy (``_build/lab``,
+    ``_build/lab-student``): the version is the machine's, and the book build needs the
+    roles."""
+    import make_portable  # noqa: PLC0415  (it imports this module)
+
     version = version or platform.python_version()
+    cites = make_portable.cite_texts(bib or ROOT / "references.bib")
     changed = []
     for path in sorted(Path(folder).rglob("*.ipynb")):
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
@@ -634,7 +674,16 @@ def stamp_lab_copy(folder: Path, version: str | None = None) -> list[Path]:
         nb = json.loads(text)
         meta = notebook_metadata(nb.get("metadata") or {})
         meta["language_info"]["version"] = version
-        if meta != nb.get("metadata"):
+        cells_changed = False
+        for cell in nb.get("cells", []):
+            if cell.get("cell_type") != "markdown":
+                continue
+            source = _source_text(cell)
+            plain = plain_citations(source, cites)
+            if plain != source:
+                cell["source"] = _to_lines(plain)
+                cells_changed = True
+        if meta != nb.get("metadata") or cells_changed:
             nb["metadata"] = meta
             path.write_text(dumps(nb), encoding="utf-8")
             changed.append(path)
@@ -658,13 +707,15 @@ def main(argv: list[str] | None = None) -> int:
         "--lab",
         type=Path,
         metavar="DIR",
-        help="only write JupyterLab's notebook metadata (this Python's version) into every notebook under DIR",
+        help="only prepare the notebooks under DIR for JupyterLab: its notebook metadata "
+        "(this Python's version), and citations as author-year text",
     )
     args = parser.parse_args(argv)
     if args.lab is not None:
         changed = stamp_lab_copy(args.lab)
         print(
-            f"{len(changed)} notebooks under {args.lab} given the kernel's metadata (Python {platform.python_version()})"
+            f"{len(changed)} notebooks under {args.lab} given the kernel's metadata "
+            f"(Python {platform.python_version()}) and citations as text"
         )
         return 0
     root = args.root.resolve()

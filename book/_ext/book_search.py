@@ -9,14 +9,18 @@ the search index and in the browser tab, so ``\\(\\Gam\\)`` shows there too.
 This extension, after the HTML is written,
 
 - writes ``_static/book-search-text.js``: for every page, the text of its main column
-  with every formula turned into readable Unicode (``tex_text.tex_to_text``), and where
-  each of its sections starts and ends in that text;
+  with every formula turned into readable Unicode (``tex_text.tex_to_text``), without
+  the source of its code cells, where each of its sections starts and ends in that
+  text, and where its parts that are not prose (headings, code outputs, literal blocks,
+  API signatures) are;
 - rewrites the titles in ``searchindex.js`` the same way;
 
 and on every page sets the ``<title>`` (the tab's title) with formulas as text. The
 script ``book/_static/book-search.js`` (added to every page, active on the search page
 only) loads that text and answers the search page's requests for page text from it,
-without fetching anything, so snippets show offline and over HTTP alike.
+without fetching anything, so snippets show offline and over HTTP alike; it cuts each
+snippet as a short excerpt of prose around the first match of the query's words
+(``bookSnippet`` in that script).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import tex_text
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 TEXT_FILE = "book-search-text.js"
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]{2,}")
 _MATH_SPAN = re.compile(r'<span class="math[^"]*">(.*?)</span>', re.DOTALL)
 
 
@@ -52,12 +57,20 @@ def page_title(app, pagename, templatename, context, doctree):
         context["pagetitle"] = tex_text.plain_title(pagetitle)
 
 
-def _main_text(html: str) -> tuple[str, list[list]]:
-    """Text of the page's main column and ``[id, start, end]`` of its sections."""
+#: Parts of a page that are not prose: headings, literal blocks (printed outputs among
+#: them; a figure's caption is prose), an API object's signature. A snippet is cut
+#: around a match outside them where there is one.
+_NOT_PROSE = ("h1", "h2", "h3", "h4", "h5", "h6", "pre")
+_NOT_PROSE_CLASSES = ("sig",)
+
+
+def _main_text(html: str) -> tuple[str, list[list], list[list]]:
+    """Text of the page's main column, ``[id, start, end]`` of its sections and
+    ``[start, end]`` of its parts that are not prose (:data:`_NOT_PROSE`)."""
     soup = BeautifulSoup(html, "html.parser")
     main = soup.select_one('[role="main"]')
     if main is None:
-        return "", []
+        return "", [], []
     # the page's own text: not its header (buttons, the print title with bare TeX), the
     # "Contents" box, the previous/next links or the footer; nor the source of code
     # cells (a snippet cut from it was code with raw TeX in its strings): their
@@ -71,6 +84,7 @@ def _main_text(html: str) -> tuple[str, list[list]]:
         junk.decompose()
     pieces: list[str] = []
     sections: list[list] = []
+    skip: list[list] = []
     length = 0
 
     def add(text: str) -> None:
@@ -106,6 +120,16 @@ def _main_text(html: str) -> tuple[str, list[list]]:
                 if "math" in classes:
                     add(" " + tex_text.plain(child.get_text()) + " ")
                     continue
+                if child.name == "code" and _TEX_COMMAND.search(child.get_text()):
+                    # an inline literal holding TeX (a docstring's r"$\\mathrm{ReLU}$"
+                    # label) as text: a snippet shows no raw TeX
+                    code = child.get_text()
+                    add(
+                        tex_text.plain(code)
+                        if "$" in code
+                        else tex_text.tex_to_text(code)
+                    )
+                    continue
                 start = length
                 if child.name in (
                     "p",
@@ -124,6 +148,15 @@ def _main_text(html: str) -> tuple[str, list[list]]:
                 ):
                     add(" ")
                 walk(child)
+                if child.name in _NOT_PROSE or any(
+                    c in classes for c in _NOT_PROSE_CLASSES
+                ):
+                    if (
+                        skip and skip[-1][1] >= start
+                    ):  # nested in or next to the last one
+                        skip[-1] = [min(skip[-1][0], start), max(skip[-1][1], length)]
+                    else:
+                        skip.append([start, length])
                 if child.name == "section" and child.get("id"):
                     sections.append([child["id"], start, length])
                 elif child.name == "dl":
@@ -134,7 +167,14 @@ def _main_text(html: str) -> tuple[str, list[list]]:
                             sections.append([dt["id"], start, length])
 
     walk(main)
-    return "".join(pieces), sections
+    skip.sort()
+    merged: list[list] = []
+    for a, b in skip:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return "".join(pieces), sections, merged
 
 
 def write_search_text(app, exception):
@@ -165,8 +205,8 @@ def write_search_text(app, exception):
     for docname in index["docnames"]:
         page = out / (docname + suffix_html)
         if page.is_file():
-            text, sections = _main_text(page.read_text(encoding="utf-8"))
-            texts[docname] = {"text": text, "sections": sections}
+            text, sections, skip = _main_text(page.read_text(encoding="utf-8"))
+            texts[docname] = {"text": text, "sections": sections, "skip": skip}
     data = json.dumps(texts, separators=(",", ":"), ensure_ascii=False)
     (out / "_static" / TEXT_FILE).write_text(
         "window.BOOK_SEARCH_TEXT = " + data + ";\n", encoding="utf-8"

@@ -9,6 +9,132 @@
 // from it, and hands Sphinx the stored text instead of parsing a page. A hit on an object
 // of the API reference (a function, a class) gets Sphinx's "(Python function, in ...)"
 // and no snippet: this script adds one, cut from the object's signature and docstring.
+//
+// The snippet (bookSnippet below) is a short excerpt of prose around the FIRST place where
+// a word of the query starts a word of the text (Sphinx's own cut, 120 characters before
+// the LAST keyword it finds, and its stemmed keywords, a Set that an array loop skipped,
+// gave the page's start). A match in prose wins over one in a heading, a code output or
+// an API signature (book_search.py records where those are); the excerpt starts at the
+// match's sentence when that is close, else at a word boundary before it.
+// The snippet's choice, without the page: also loaded by the tests (node).
+var bookSnippet = (function () {
+  "use strict";
+  var LETTER = /[\p{L}\p{N}]/u;
+  // the query's words, lower case: as typed, split at non-letters, and ``stems``
+  function words(query, stems) {
+    var out = [];
+    var add = function (w) {
+      w = String(w).toLowerCase();
+      if (w.length >= 2 && out.indexOf(w) < 0) out.push(w);
+    };
+    String(query || "").split(/\s+/).forEach(function (w) {
+      add(w.replace(/^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu, ""));
+      w.split(/[^\p{L}\p{N}]+/u).forEach(add);
+    });
+    Array.from(stems || []).forEach(add);
+    return out;
+  }
+  function inside(at, skip) {
+    for (var i = 0; i < skip.length; i++) {
+      if (at >= skip[i][0] && at < skip[i][1]) return true;
+    }
+    return false;
+  }
+  // the first place where one of the words starts a word of the text, outside the
+  // ranges ``skip`` if there is one there: {at, length}, or null
+  function firstMatch(text, list, skip) {
+    var lower = text.toLowerCase();
+    var best = null, bestOut = null;
+    list.forEach(function (w) {
+      var at = lower.indexOf(w);
+      while (at > -1) {
+        if (at === 0 || !LETTER.test(lower.charAt(at - 1))) {
+          var hit = { at: at, length: w.length };
+          if (!best || at < best.at) best = hit;
+          if (!inside(at, skip)) {
+            if (!bestOut || at < bestOut.at) bestOut = hit;
+            break;
+          }
+        }
+        at = lower.indexOf(w, at + 1);
+      }
+    });
+    return bestOut || best;
+  }
+  // a short excerpt of ``text`` around the first match of ``list`` (or, where none of
+  // its words is in the text, of ``fallback``: Sphinx's stems): from its sentence's start
+  // when that is at most ``before`` characters back, else from a word boundary about 60
+  // characters back; about ``width`` characters, ending at a word boundary
+  function cut(text, list, skip, fallback, width, before) {
+    width = width || 220;
+    before = before || 110;
+    skip = skip || [];
+    var hit = firstMatch(text, list, skip) || firstMatch(text, fallback || [], skip) ||
+      { at: 0, length: 0 };
+    var start = 0;
+    if (hit.at > 0) {
+      var back = text.slice(Math.max(0, hit.at - before), hit.at);
+      // a sentence ends at [.!?:] and a space before a capital; a skipped range ends one
+      var sentence = -1, m, re = /[.!?:]\s+(?=[\p{Lu}\p{N}(])/gu;
+      while ((m = re.exec(back)) !== null) sentence = m.index + m[0].length;
+      var from = hit.at - back.length;
+      skip.forEach(function (r) {
+        if (r[1] <= hit.at && r[1] > from + sentence) sentence = r[1] - from;
+      });
+      if (sentence >= 0) {
+        start = from + sentence;
+      } else if (hit.at - from < before || from === 0) {
+        start = from;
+      } else {
+        start = Math.max(0, hit.at - 60);
+        if (start > 0 && !/\s/.test(text.charAt(start - 1))) {
+          var space = text.slice(start, hit.at).search(/\s/);
+          start = space >= 0 ? start + space + 1 : hit.at;
+        }
+      }
+    }
+    // the excerpt stops where the next part that is not prose (a heading, a literal
+    // block, an API signature) begins; if that leaves it short, it starts earlier
+    var stop = text.length;
+    if (!inside(hit.at, skip)) {
+      skip.forEach(function (r) { if (r[0] >= hit.at + hit.length && r[0] < stop) stop = r[0]; });
+    }
+    if (stop - start < width / 2 && start > 0) {
+      var floor = 0;
+      skip.forEach(function (r) { if (r[1] <= start && r[1] > floor) floor = r[1]; });
+      var early = Math.max(floor, stop - width);
+      var head = text.slice(early, start).search(/[.!?:]\s+(?=[\p{Lu}\p{N}(])/u);
+      if (head >= 0 && early > floor) {
+        early += head + text.slice(early + head).search(/\s/) + 1;
+      } else if (early > floor && !/\s/.test(text.charAt(early - 1))) {
+        var sp = text.slice(early, start).search(/\s/);
+        early = sp >= 0 ? early + sp + 1 : start;
+      }
+      start = Math.min(start, early);
+    }
+    while (start < hit.at && /\s/.test(text.charAt(start))) start++;
+    var end = Math.min(stop, Math.max(start + width, hit.at + hit.length));
+    while (end > hit.at + hit.length && /\s/.test(text.charAt(end - 1))) end--;
+    if (end < stop && !/\s/.test(text.charAt(end))) {
+      var last = text.slice(hit.at + hit.length, end).search(/\s\S*$/);
+      if (last >= 0) end = hit.at + hit.length + last;
+      else {
+        var next = text.slice(end).search(/\s/);
+        end = next >= 0 ? end + next : text.length;
+      }
+    }
+    return { start: start, end: end, at: hit.at, found: hit.length > 0 };
+  }
+  // the snippet's text: the excerpt, "..." where it leaves text out
+  function summary(text, list, skip, fallback, width, before) {
+    var c = cut(text, list, skip, fallback, width, before);
+    return (c.start > 0 ? "..." : "") + text.slice(c.start, c.end).trim() +
+      (c.end < text.length ? "..." : "");
+  }
+  return { words: words, firstMatch: firstMatch, cut: cut, summary: summary };
+})();
+if (typeof module !== "undefined" && module.exports) module.exports = bookSnippet;
+
 (function () {
   "use strict";
   if (typeof Search === "undefined" || !window.fetch) return;  // not the search page
@@ -62,45 +188,41 @@
     return page.text;
   };
 
-  // Sphinx cuts a snippet at 120 characters before the last keyword it finds, 240 long,
-  // wherever that falls: the glossary's started mid-word ("...rm of the ..."). For the
-  // stored texts the snippet is cut the same way, then moved to word boundaries: its
-  // start to just after a space (forward, so that the keyword stays in it; backward to
-  // the space before if the keyword is in the first word), its end to just before one.
+  // the stored text of a page (or of the section ``anchor``) and its ranges that are
+  // not prose, relative to that text
+  function pageText(name, anchor) {
+    var page = (window.BOOK_SEARCH_TEXT || {})[name];
+    if (!page) return null;
+    var from = 0, to = page.text.length;
+    if (anchor) {
+      var id = anchor.replace(/^#/, "");
+      for (var i = 0; i < page.sections.length; i++) {
+        var sec = page.sections[i];
+        if (sec[0] === id && sec[2] > sec[1]) { from = sec[1]; to = sec[2]; break; }
+      }
+    }
+    var skip = (page.skip || []).filter(function (r) { return r[1] > from && r[0] < to; })
+      .map(function (r) { return [Math.max(r[0], from) - from, Math.min(r[1], to) - from]; });
+    return { text: page.text.slice(from, to), skip: skip };
+  }
+  function query() {
+    return new URLSearchParams(location.search).get("q") || "";
+  }
   var makeSummary = Search.makeSearchSummary;
-  function wordStart(text, start, hit) {
-    if (start <= 0 || /\s/.test(text.charAt(start - 1))) return start;
-    var forward = text.slice(start, hit).search(/\s/);
-    if (forward >= 0) return start + forward + 1;
-    var back = text.slice(0, start).search(/\s\S*$/);
-    return back >= 0 ? back + 1 : 0;
-  }
-  function wordEnd(text, end, after) {
-    if (end >= text.length || /\s/.test(text.charAt(end))) return end;
-    var back = text.slice(after, end).search(/\s\S*$/);
-    if (back >= 0) return after + back;
-    var forward = text.slice(end).search(/\s/);
-    return forward >= 0 ? end + forward : text.length;
-  }
   Search.makeSearchSummary = function (html, keywords, anchor) {
     if (typeof html !== "string" || html.indexOf(MARK) !== 0) {
       return makeSummary.apply(this, arguments);
     }
-    var text = Search.htmlToText(html, anchor);
-    if (text === "") return null;
-    var lower = text.toLowerCase();
-    var hit = -1, word = "";
-    Array.prototype.forEach.call(keywords, function (k) {
-      var i = lower.indexOf(String(k).toLowerCase());
-      if (i > -1) { hit = i; word = String(k); }
-    });
-    if (hit < 0) hit = 0;
-    var start = wordStart(text, Math.max(hit - 120, 0), hit);
-    var end = wordEnd(text, Math.min(start + 240, text.length), hit + word.length);
+    var name = html.slice(MARK.length);
+    var part = pageText(name, anchor);
+    // a section without text of its own (an anchor on an empty target): the page's
+    if (part && !part.text.trim()) part = pageText(name, "");
     var summary = document.createElement("p");
     summary.classList.add("context");
-    summary.textContent = (start > 0 ? "..." : "") + text.slice(start, end).trim() +
-      (end < text.length ? "..." : "");
+    if (!part || !part.text.trim()) return summary;  // Sphinx appends what it gets
+    // the words as typed first; Sphinx's stems where none of them is in the text
+    summary.textContent = bookSnippet.summary(part.text, bookSnippet.words(query()),
+      part.skip, bookSnippet.words("", keywords));
     return summary;
   };
 
@@ -112,10 +234,8 @@
     var url = new URL(link.getAttribute("href"), location.href);
     var name = docname(url.href);
     if (name === null || !url.hash) return;
-    var query = new URLSearchParams(location.search).get("q") || "";
-    var terms = query.toLowerCase().split(/\s+/).filter(Boolean);
-    var summary = Search.makeSearchSummary(MARK + name, terms, decodeURIComponent(url.hash));
-    if (summary) li.appendChild(summary);
+    var summary = Search.makeSearchSummary(MARK + name, [], decodeURIComponent(url.hash));
+    if (summary && summary.textContent) li.appendChild(summary);
   }
   loaded.then(function () {
     var out = document.getElementById("search-results");

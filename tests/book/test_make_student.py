@@ -185,6 +185,8 @@ def test_student_config_has_no_launch_or_repository_buttons():
     assert not any(student["html"][k] for k in ("use_repository_button", "use_issues_button", "use_edit_page_button"))
     for key in ("launch_buttons", "html"):
         original.pop(key), student.pop(key)
+    # the one extension more: make_student rewrites the API docstrings' repository paths
+    assert student["sphinx"]["local_extensions"].pop("make_student") == str(ROOT / "scripts")
     assert student == original  # everything else as in the book
 
 
