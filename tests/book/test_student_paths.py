@@ -41,17 +41,9 @@ REPO_REF = re.compile(
     rf"|make (?:{'|'.join(map(re.escape, _make_targets()))})(?![\w-]))"
 )
 #: Repository paths the student edition may show, by page, with the reason.
-ALLOWED = {
-    # the instructor's page "Teaching with this book": where `make student` writes the
-    # edition. book/teaching.md should mark its "Two editions" paragraph instructor-only;
-    # until then the student edition shows it
-    "book/teaching.html": {
-        "_build/student/html",
-        "_build/student/notebooks/",
-        "_build/student/package/",
-        "book/",
-    },
-}
+#: Repository paths a student page may show (none: the teaching page marks its
+#: build paths instructor-only).
+ALLOWED: dict[str, set[str]] = {}
 
 
 def _refs(text: str) -> list[str]:
