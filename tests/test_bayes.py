@@ -267,46 +267,43 @@ def _stored_copy(tmp_path, edit_row=None, edit_meta=None, sidecar=True):
     return path
 
 
-@pytest.mark.parametrize(
-    "edit_row, match",
-    [  # each loaded silently before
-        ({"teacher": "quartic"}, r":2: teacher: 'quartic' is not one of \['abs'"),
-        ({"teacher": "H2"}, r":2: teacher: 'H2' is not one of"),
-        ({"d": "1"}, r":2: d: 1 is not allowed; it must be >= 2"),
-        ({"n_contexts": "1"}, r":2: n_contexts: 1 is not allowed; it must be >= 2"),
-        ({"n_keep": "0"}, r":2: n_keep: 0 is not allowed; it must be >= 4"),
-        ({"alpha": "0"}, r":2: alpha: 0.0 is not allowed; it must be > 0"),
-        ({"rho": "0"}, r":2: rho: 0.0 is not allowed; it must be > 0"),
-        ({"beta_min": "2"}, r":2: beta_min: 2.0 is not allowed; it must be <= 1"),
-        ({"acceptance": "1.5"}, r":2: acceptance: 1.5 is not allowed; it must be <= 1"),
-        ({"ell": "17"}, r":2: ell: 17 is not round\(alpha \* d\) = 16"),
-        ({"error": "0.05"}, r":2: error: 0.05 is below rho = 0.1"),
-        ({"seed": "1"}, r"seed: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 20269226"),
-        ({"n_temps": "1"}, r"n_temps: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 8"),
-        ({"alpha": "2.0000000001"}, r"h2:8:2.0000000001: row 1 is a point bayes_error.json does not record"),
-    ],
-)
-def test_load_bayes_refuses_a_row_out_of_range_or_off_its_record(tmp_path, edit_row, match):
-    with pytest.raises(ValueError, match=match):
-        bayes.load_bayes(_stored_copy(tmp_path, edit_row=edit_row))
+#: Edits of one row of the stored copy, each loaded silently before, and the error each raises.
+BAD_ROWS = [
+    ({"teacher": "quartic"}, r":2: teacher: 'quartic' is not one of \['abs'"),
+    ({"teacher": "H2"}, r":2: teacher: 'H2' is not one of"),
+    ({"d": "1"}, r":2: d: 1 is not allowed; it must be >= 2"),
+    ({"n_contexts": "1"}, r":2: n_contexts: 1 is not allowed; it must be >= 2"),
+    ({"n_keep": "0"}, r":2: n_keep: 0 is not allowed; it must be >= 4"),
+    ({"alpha": "0"}, r":2: alpha: 0.0 is not allowed; it must be > 0"),
+    ({"rho": "0"}, r":2: rho: 0.0 is not allowed; it must be > 0"),
+    ({"beta_min": "2"}, r":2: beta_min: 2.0 is not allowed; it must be <= 1"),
+    ({"acceptance": "1.5"}, r":2: acceptance: 1.5 is not allowed; it must be <= 1"),
+    ({"ell": "17"}, r":2: ell: 17 is not round\(alpha \* d\) = 16"),
+    ({"error": "0.05"}, r":2: error: 0.05 is below rho = 0.1"),
+    ({"seed": "1"}, r"seed: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 20269226"),
+    ({"n_temps": "1"}, r"n_temps: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 8"),
+    ({"alpha": "2.0000000001"}, r"h2:8:2.0000000001: row 1 is a point bayes_error.json does not record"),
+]
+#: Edits of the sidecar (old text: new text) that disagree with the rows or corrupt it.
+BAD_SIDECARS = [
+    (
+        {'"seed": 20269226': '"seed": 20269227'},
+        r"seed: row 1 .* has 20269226, but bayes_error.json records 20269227",
+    ),
+    ({'"n_keep": 6000': '"n_keep": 600'}, r"n_keep: row 1 .* has 6000, but bayes_error.json records 600"),
+    ({'"rho": 0.1': '"rho": 0.2'}, r"rho: row 1 .* has 0.1, but bayes_error.json records 0.2"),
+    ({'"points": [': '"points": [3, '}, r"bayes_error.json:1: settings/points: .* the sidecar is corrupt"),
+    ({"{": "{,"}, r"bayes_error.json:1: \(json\): the sidecar of bayes_error.csv is not valid JSON"),
+]
 
 
 @pytest.mark.parametrize(
-    "edit_meta, match",
-    [
-        (
-            {'"seed": 20269226': '"seed": 20269227'},
-            r"seed: row 1 .* has 20269226, but bayes_error.json records 20269227",
-        ),
-        ({'"n_keep": 6000': '"n_keep": 600'}, r"n_keep: row 1 .* has 6000, but bayes_error.json records 600"),
-        ({'"rho": 0.1': '"rho": 0.2'}, r"rho: row 1 .* has 0.1, but bayes_error.json records 0.2"),
-        ({'"points": [': '"points": [3, '}, r"bayes_error.json:1: settings/points: .* the sidecar is corrupt"),
-        ({"{": "{,"}, r"bayes_error.json:1: \(json\): the sidecar of bayes_error.csv is not valid JSON"),
-    ],
+    "edit, match",
+    [({"edit_row": e}, m) for e, m in BAD_ROWS] + [({"edit_meta": e}, m) for e, m in BAD_SIDECARS],
 )
-def test_load_bayes_refuses_a_sidecar_that_disagrees(tmp_path, edit_meta, match):
+def test_load_bayes_refuses_a_row_off_its_record_or_a_sidecar_that_disagrees(tmp_path, edit, match):
     with pytest.raises(ValueError, match=match):
-        bayes.load_bayes(_stored_copy(tmp_path, edit_meta=edit_meta))
+        bayes.load_bayes(_stored_copy(tmp_path, **edit))
 
 
 def test_load_bayes_reads_a_good_copy_and_a_file_without_a_record(tmp_path):

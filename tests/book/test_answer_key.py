@@ -77,12 +77,19 @@ def test_key_needs_the_built_book(tmp_path):
         answer_key.build(html, tmp_path / "key", root=tmp_path)
 
 
-@pytest.mark.html  # needs the built book: run by make test-html, after make book
-def test_key_of_the_built_book(tmp_path):
+@pytest.fixture(scope="module")
+def key_of_the_built_book(tmp_path_factory):
+    """``answer_key.build``'s (path, exercises, solutions) for the built book (``BOOK_HTML``
+    or _build/html), built once for the html tests of this file; skips if it is not built."""
     html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
     if not (html / "book" / "hermite" / "basics.html").exists():
         pytest.skip("the book is not built (make book)")
-    _, n_ex, n_sol = answer_key.build(html, tmp_path)
+    return answer_key.build(html, tmp_path_factory.mktemp("key"))
+
+
+@pytest.mark.html  # needs the built book: run by make test-html, after make book
+def test_key_of_the_built_book(key_of_the_built_book):
+    _, n_ex, n_sol = key_of_the_built_book
     exercises = labs = starts = 0
     for nb_path in (ROOT / "book").rglob("*.ipynb"):
         for cell in nbformat.read(nb_path, as_version=4).cells:
@@ -166,11 +173,8 @@ def test_no_empty_gap_before_a_chapter(tmp_path):
 
 
 @pytest.mark.html  # needs the built book: run by make test-html, after make book
-def test_no_empty_gap_in_the_key_of_the_built_book(tmp_path):
-    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
-    if not (html / "book" / "hermite" / "basics.html").exists():
-        pytest.skip("the book is not built (make book)")
-    path, *_ = answer_key.build(html, tmp_path)
+def test_no_empty_gap_in_the_key_of_the_built_book(key_of_the_built_book):
+    path, *_ = key_of_the_built_book
     gaps = _gaps_before_chapters(path)
     assert len(gaps) >= 7 and max(gaps) <= MAX_GAP_PX, gaps
 
@@ -273,11 +277,8 @@ def test_printed_chapter_page_wraps_code(tmp_path):
 
 
 @pytest.mark.html  # needs the built book: run by make test-html, after make book
-def test_printed_key_of_the_built_book_wraps_code_and_lets_solutions_break(tmp_path):
-    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
-    if not (html / "book" / "hermite" / "basics.html").exists():
-        pytest.skip("the book is not built (make book)")
-    path, *_ = answer_key.build(html, tmp_path)
+def test_printed_key_of_the_built_book_wraps_code_and_lets_solutions_break(key_of_the_built_book):
+    path, *_ = key_of_the_built_book
     clipped, breaks = _printed(path)
     assert clipped == [], clipped
     assert len(breaks) >= 30 and set(breaks) == {"auto"}, breaks

@@ -21,6 +21,10 @@ make_student = grade_labs.make_student
 
 md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
 LAB = {"tags": ["lab-solution"]}
+#: The grader's time limit per notebook where a test has a submission that hangs: each hang
+#: waits this long, and every other notebook (a kernel start and a few small cells) must
+#: finish well within it on a loaded machine.
+HANG_TIMEOUT = 30
 
 
 def _instructor_notebook():
@@ -56,6 +60,31 @@ def _submission(double=None, square=None, extra_before_square=None):
         at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("def square"))
         nb.cells.insert(at, code(extra_before_square))
     return nb
+
+
+def _grade(tmp_path, subs, timeout, name="toy.ipynb", unreadable=()):
+    """Write each student's notebook of ``subs`` to submissions/<student>/<name> under
+    ``tmp_path`` (and a file that is no notebook for each student of ``unreadable``),
+    grade them all with the command line; return the rows of grades.csv and the
+    output folder."""
+    paths = []
+    for student, content in [*subs.items(), *((s, None) for s in unreadable)]:
+        path = tmp_path / "submissions" / student / name
+        path.parent.mkdir(parents=True)
+        if content is None:
+            path.write_text("{ not a notebook")
+        else:
+            nbformat.write(content, path)
+        paths.append(path)
+    out = tmp_path / "grades"
+    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", str(timeout)]) == 0
+    with open(out / "grades.csv", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh)), out
+
+
+def _verdicts(rows):
+    """(student, lab): (verdict, points) of the rows of grades.csv."""
+    return {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
 
 
 def test_student_notebook_names_its_labs():
@@ -190,16 +219,8 @@ def test_grade_reports_a_lab_that_calls_the_reference(tmp_path):
         "bob": _library_lab("    return coef(f, degree)\n"),  # under another name
         "carol": _library_lab("    return 2 * coef(f, degree)\n"),  # and wrong as well
     }
-    paths = []
-    for student, nb in subs.items():
-        path = tmp_path / student / "coef.ipynb"
-        path.parent.mkdir()
-        nbformat.write(nb, path)
-        paths.append(path)
-    out = tmp_path / "grades"
-    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "120"]) == 0
-    with open(out / "grades.csv", encoding="utf-8") as fh:
-        rows = {r["student"]: r for r in csv.DictReader(fh)}
+    rows, out = _grade(tmp_path, subs, 120, name="coef.ipynb")
+    rows = {r["student"]: r for r in rows}
     assert {s: (r["run"], r["verdict"], r["points"]) for s, r in rows.items()} == {
         "alice": ("ok", "PASS", "1"),
         "bob": ("ok", grade_labs.NOT_ACCEPTED, "0"),
@@ -234,24 +255,8 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
             "labs.check = lambda *a, **k: print(f\"PASS: {k['name']}: agrees\")\nimport os\n\nos._exit(1)",
         ),
     }
-    paths = []
-    for student, nb in subs.items():
-        path = tmp_path / "submissions" / student / "toy.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-        paths.append(path)
-    broken = tmp_path / "submissions" / "erin" / "toy.ipynb"
-    broken.parent.mkdir()
-    broken.write_text("{ not a notebook")
-    paths.append(broken)
-
-    out = tmp_path / "grades"
-    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "60"]) == 0
-
-    with open(out / "grades.csv", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    table = {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
-    assert table == {
+    rows, out = _grade(tmp_path, subs, HANG_TIMEOUT, unreadable=["erin"])
+    assert _verdicts(rows) == {
         ("alice", "doubling"): ("PASS", "1"),
         ("alice", "squaring"): ("PASS", "1"),
         ("bob", "doubling"): ("FAIL", "0"),
@@ -272,7 +277,7 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
     at = next(i for i, c in enumerate(subs["carol"].cells) if c.source == "undefined_name + 1")
     assert run["carol"] == f"cell {at + 1} (undefined_name + 1) raised NameError: name 'undefined_name' is not defined"
     at = next(i for i, c in enumerate(subs["dave"].cells) if c.source.startswith("import time"))
-    assert run["dave"] == f"timed out after 60 s in cell {at + 1} (import time)"
+    assert run["dave"] == f"timed out after {HANG_TIMEOUT} s in cell {at + 1} (import time)"
     at = next(i for i, c in enumerate(subs["gus"].cells) if c.source.startswith("labs.check = "))
     assert run["gus"] == f"kernel died in cell {at + 1} ({subs['gus'].cells[at].source.splitlines()[0]})"
     assert run["erin"].startswith("unreadable")
@@ -326,10 +331,10 @@ def test_grade_a_lab_function_that_hangs(tmp_path):
     path.parent.mkdir()
     nbformat.write(nb, path)
     out = tmp_path / "grades"
-    assert grade_labs.main([str(path), "--out", str(out), "--timeout", "30"]) == 0
+    assert grade_labs.main([str(path), "--out", str(out), "--timeout", str(HANG_TIMEOUT)]) == 0
     lab = next(i for i, c in enumerate(nb.cells) if c.source.startswith("def double"))
     summary = (out / "grades.md").read_text()
-    assert "timed out after 30 s in the check of lab doubling (cell" in summary
+    assert f"timed out after {HANG_TIMEOUT} s in the check of lab doubling (cell" in summary
     assert f"which calls your function double from cell {lab + 1} (def double(x):)" in summary
 
 
@@ -394,18 +399,8 @@ def test_grade_ignores_verdicts_forged_by_a_students_cell(tmp_path, monkeypatch)
         "alice": _submission("return 2 * x", "return x * x"),  # right: still graded PASS
         "hal": _submission("return 3 * x", None, _forging_cell()),  # wrong, forges both labs
     }
-    paths = []
-    for student, nb in subs.items():
-        path = tmp_path / "submissions" / student / "toy.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-        paths.append(path)
-    out = tmp_path / "grades"
-    assert grade_labs.main([*map(str, paths), "--out", str(out), "--timeout", "120"]) == 0
-    with open(out / "grades.csv", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    table = {(r["student"], r["lab"]): (r["verdict"], r["points"]) for r in rows}
-    assert table == {
+    rows, _ = _grade(tmp_path, subs, 120)
+    assert _verdicts(rows) == {
         ("alice", "doubling"): ("PASS", "1"),
         ("alice", "squaring"): ("PASS", "1"),
         ("hal", "doubling"): ("FAIL", "0"),

@@ -24,6 +24,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import fcntl  # a lock shared by the xdist workers (POSIX only)
+except ImportError:  # Windows: each worker builds its own venv
+    fcntl = None
+
 yaml = pytest.importorskip("yaml")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,7 +199,29 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory):
-    """A fresh venv with the book's package installed, NOT editable, from a wheel.
+    """The venv of :func:`_wheel_venv`, built once for all the xdist workers of a run.
+
+    The chapter runs are shared out over the workers (tests/conftest.py); without the
+    lock each worker built its own venv (a pip wheel build and install, 10-20 s). The
+    first worker builds it in the run's temporary folder, the others wait for it there.
+    Without xdist or without ``fcntl`` (Windows) the venv is built in this process.
+    """
+    if "PYTEST_XDIST_WORKER" not in os.environ or fcntl is None:
+        return _wheel_venv(tmp_path_factory.mktemp("wheel-venv"))
+    shared = tmp_path_factory.getbasetemp().parent / "wheel-venv"  # the run's, common to its workers
+    with open(shared.with_name("wheel-venv.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        built = shared / "built.json"
+        if not built.exists():
+            shutil.rmtree(shared, ignore_errors=True)  # a worker that died while building
+            shared.mkdir()
+            venv = _wheel_venv(shared)
+            built.write_text(json.dumps({key: str(path) for key, path in venv.items()}))
+        return {key: Path(path) for key, path in json.loads(built.read_text()).items()}
+
+
+def _wheel_venv(base: Path) -> dict[str, Path]:
+    """A fresh venv in ``base`` with the book's package installed, NOT editable, from a wheel.
 
     The wheel is built from a copy of the package's files (nothing is written into the
     repository) and installed with ``--no-deps``. The dependencies and ipykernel are
@@ -203,7 +230,6 @@ def wheel_venv(tmp_path_factory):
     own site-packages, holding the wheel, come first). With ``BOOK_WHEEL_DEPS=pypi``
     they are instead installed from PyPI at requirements.txt's pins (3 more minutes).
     """
-    base = tmp_path_factory.mktemp("wheel-venv")
     src = base / "src"
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
