@@ -15,7 +15,8 @@ computed numbers and numbered statements as the book:
   its number and the first sentence of its caption), in the order of the chapter;
 - a lab deck: one slide per coding lab of the session, with the lab's statement.
 
-Every slide fits reveal's 1280 x 720 frame: figures share the slide with their whole
+Every slide fits reveal's 1280 x 720 frame (on a phone, a smaller one, so that its text is
+drawn at 13-16 px, not 7: ``SMALL_SCALE``): figures share the slide with their whole
 caption, and ``slides/book-slides.js`` (copied next to the decks) splits a statement or
 lab too tall for one slide over continuation slides in the browser, where MathJax has set
 the real heights (see that file; ``tests/book/test_html.py::test_slides`` checks every
@@ -246,12 +247,23 @@ def _mathjax_config(html_dir: Path) -> str:
     return match.group(1) if match else ""
 
 
+#: The slide frame of a small screen. A 1280 x 720 slide is drawn to fit the screen; below
+#: SMALL_SCALE of its size its captions (16.5 px) are under 12 px, and on a phone it is
+#: drawn at ~0.3 held upright (390 px wide: text ~7 px) and ~0.45 held sideways (~340 px
+#: high). There the frame is smaller: held upright (taller than wide), UPRIGHT_WIDTH slide
+#: px wide and as tall as the screen's shape (720 to 1400 px), drawn at ~0.62 on a 390-px
+#: phone; held sideways, SIDEWAYS (16:9), drawn at ~0.6. The text wraps to the smaller
+#: frame, at 13-16 px on the screen, and book-slides.js splits what does not fit, as on
+#: a large screen.
+SMALL_SCALE, UPRIGHT_WIDTH, SIDEWAYS = 0.75, 600, (960, 540)
+
 PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
+<link rel="icon" href="../_static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="reveal/reveal.css">
 <link rel="stylesheet" href="book-slides.css">
 <script>{mathjax}</script>
@@ -265,12 +277,27 @@ PAGE = """<!DOCTYPE html>
 </div></div>
 <script src="reveal/reveal.js"></script>
 <script>
+// The frame (see SMALL_SCALE in scripts/make_slides.py): 1280 x 720 slides on a large
+// screen (a projector, a laptop); on a screen where they would be drawn at less than
+// {small_scale} of their size (a phone), smaller slides: held upright, {upright_width} px wide and as
+// tall as the screen's shape; held sideways, {sideways_w} x {sideways_h}. Both are drawn about twice
+// as large as a 1280 x 720 slide would be there (class "phone" on <html>: book-slides.css
+// sets captions and code a little larger). Turning the phone reloads the deck in the
+// other frame.
 // scrollActivationWidth: null keeps the slide view at every width. reveal.js 5.1 would
 // switch to its scroll view below 435 px (a phone), re-wrapping every slide in a
 // .scroll-page; book-slides.js would then split nothing and a long statement would be
-// shrunk into one screen. With it off a phone shows the same fitted 1280 x 720 slides,
-// each scaled to the screen width, and is swiped through like any deck.
-Reveal.initialize({{ hash: true, width: 1280, height: 720, margin: 0.04,
+// shrunk into one screen.
+const held = () => Math.min(innerWidth / 1280, innerHeight / 720) >= {small_scale} ? ""
+  : innerHeight > innerWidth ? "upright" : "sideways";
+const how = held();
+const frame = how === "upright"
+  ? {{ width: {upright_width}, height: Math.min(1400, Math.max(720,
+      Math.round({upright_width} * innerHeight / innerWidth))) }}
+  : how === "sideways" ? {{ width: {sideways_w}, height: {sideways_h} }} : {{ width: 1280, height: 720 }};
+document.documentElement.classList.toggle("phone", how !== "");
+addEventListener("resize", () => {{ if (held() !== how) location.reload(); }});
+Reveal.initialize({{ hash: true, width: frame.width, height: frame.height, margin: 0.04,
   center: false, transition: "none", controls: true, progress: true,
   scrollActivationWidth: null }});
 </script>
@@ -301,14 +328,24 @@ def build(html_dir: Path, out: Path | None = None) -> list[Path]:
             slides += _lab_slides(html_dir, session.labs)
         path = out / f"{session.name}.html"
         path.write_text(
-            PAGE.format(title=html.escape(session.title), mathjax=mathjax, book=book, slides="\n".join(slides)),
+            PAGE.format(
+                title=html.escape(session.title),
+                mathjax=mathjax,
+                book=book,
+                slides="\n".join(slides),
+                small_scale=SMALL_SCALE,
+                upright_width=UPRIGHT_WIDTH,
+                sideways_w=SIDEWAYS[0],
+                sideways_h=SIDEWAYS[1],
+            ),
             encoding="utf-8",
         )
         written.append(path)
     index = "".join(f'<li><a href="{p.name}">{html.escape(s.title)}</a></li>' for p, s in zip(written, SESSIONS))
     (out / "index.html").write_text(
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Slides'
-        f"</title></head><body><h1>Slides</h1><ul>{index}</ul></body></html>",
+        '</title><link rel="icon" href="../_static/favicon.svg" type="image/svg+xml">'
+        f"</head><body><h1>Slides</h1><ul>{index}</ul></body></html>",
         encoding="utf-8",
     )
     return written

@@ -1,7 +1,9 @@
-/* Every slide fits the 1280 x 720 frame (scripts/make_slides.py; checked by
-   tests/book/test_html.py::test_slides). Runs once reveal.js is ready and MathJax has
-   typeset the deck (so heights are the real ones):
+/* Every slide fits the deck's frame (1280 x 720, or the smaller frame of a phone:
+   scripts/make_slides.py; checked by tests/book/test_html.py::test_slides). Runs
+   once reveal.js is ready and MathJax has typeset the deck (so heights are the real ones):
 
+   0. a display equation wider than its box is set smaller to fit (down to
+      MIN_MATH_SCALE; on a phone's narrow frame);
    1. a statement or lab taller than the frame is split over continuation slides, at the
       boundaries of its blocks (paragraphs, display equations, lists; a long list is split
       between its items, an ordered list keeps its numbering), each continuation titled
@@ -16,7 +18,7 @@
    its scroll view (which would wrap each slide in a .scroll-page on a phone) off. */
 (function () {
   "use strict";
-  const MIN_SCALE = 0.8;
+  const MIN_SCALE = 0.8, MIN_MATH_SCALE = 0.6;
   window.bookSlidesFit = false;
 
   function shown(slide, fn) {
@@ -82,9 +84,29 @@
     if (overflows(slide)) slide.classList.add("scrolls");
   }
 
+  /* A display equation wider than its box (the narrow frame of a phone)
+     is set smaller until it fits, down to MIN_MATH_SCALE of its size; its number stays
+     beside it. The size stays relative to the text (MathJax's own factor, e.g. 113.1 %,
+     times the shrink), so that shrink() below still scales it with the slide. */
+  function fitMath(slide) {
+    shown(slide, () => {
+      for (const eq of slide.querySelectorAll('mjx-container[display="true"]')) {
+        const own = parseFloat(getComputedStyle(eq).fontSize) /
+          parseFloat(getComputedStyle(eq.parentElement).fontSize);
+        let s = 1;
+        for (let i = 0; i < 8 && eq.clientWidth && eq.scrollWidth > eq.clientWidth + 1 &&
+             s > MIN_MATH_SCALE + 1e-9; i++) {
+          s = Math.max(MIN_MATH_SCALE, s * Math.min(0.98, eq.clientWidth / eq.scrollWidth));
+          eq.style.fontSize = `${(own * s * 100).toFixed(1)}%`;
+        }
+      }
+    });
+  }
+
   function fit() {
     let slide = document.querySelector(".reveal .slides > section");
     while (slide) {
+      fitMath(slide);
       if (overflows(slide) && body(slide)) {
         split(slide);
       }

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from _colour import ciede2000, difference
 from numpy.testing import assert_allclose
 
 from lib import teachers, theory
@@ -118,3 +121,74 @@ def test_figures_refuse_bad_arguments(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
     plt.close("all")
+
+
+# --- issue 32: the teachers' colours are far apart, also for colour-blind readers ------
+#: Teachers drawn together in one figure: chapter 1's Hermite coefficients
+#: (book/hermite/basics.ipynb) and chapter 3's simulations (verification.ipynb; the
+#: linear teacher is chapter 3's reference).
+FIGURE_GROUPS = {
+    "chapter 1": ("relu", "abs", "sign", "tanh", "erf", "sin"),
+    "chapter 3": ("linear", "offset", "relu", "tanh", "sign", "cubic", "h2", "abs"),
+}
+#: Smallest CIEDE2000 difference, stated in the docstring of TEACHER_COLORS.
+IN_ONE_FIGURE, COLOUR_BLIND, ANY_TWO = 25.0, 12.0, 20.0
+
+
+@pytest.mark.parametrize(
+    ("lab1", "lab2", "expected"),  # Sharma, Wu and Dalal (2005), their table 1, pairs 1, 2, 3, 7
+    [
+        ((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485), 2.0425),
+        ((50.0, 3.1571, -77.2803), (50.0, 0.0, -82.7485), 2.8615),
+        ((50.0, 2.8361, -74.0200), (50.0, 0.0, -82.7485), 3.4412),
+        ((50.0, 0.0, 0.0), (50.0, -1.0, 2.0), 2.3669),
+    ],
+)
+def test_ciede2000_reproduces_published_pairs(lab1, lab2, expected):
+    assert_allclose(ciede2000(lab1, lab2), expected, atol=1e-4)
+
+
+def test_colour_difference_sees_the_old_clash():
+    # the palette before issue 32 fails the test below: ReLU orange and h2 vermilion,
+    # abs blue and offset purple (the second pair for a deuteranope)
+    assert difference("#E69F00", "#D55E00") < IN_ONE_FIGURE
+    assert difference("#0072B2", "#7F3C8D", "deuteranopia") < COLOUR_BLIND
+
+
+@pytest.mark.parametrize("group", FIGURE_GROUPS)
+@pytest.mark.parametrize(
+    ("vision", "least"),
+    [("normal", IN_ONE_FIGURE), ("deuteranopia", COLOUR_BLIND), ("protanopia", COLOUR_BLIND)],
+)
+def test_teachers_of_one_figure_have_distinct_colours(group, vision, least):
+    colours = {t: plotting.color_for(t) for t in FIGURE_GROUPS[group]}
+    assert all(t in plotting.TEACHER_COLORS for t in colours)  # none from the cycle
+    for (s, a), (t, b) in combinations(colours.items(), 2):
+        assert difference(a, b, vision) >= least, f"{group}: {s} and {t} ({vision})"
+
+
+def test_every_teacher_colour_is_distinct():
+    for (s, a), (t, b) in combinations(plotting.TEACHER_COLORS.items(), 2):
+        assert difference(a, b) >= ANY_TWO, f"{s} and {t}"
+
+
+def test_chapter_7_sweep_figure_draws_no_teacher_colour():
+    # its models and the spectral learner are not teachers: every colour it draws is grey
+    # or at least ANY_TWO from every teacher's, and its colours stay apart from one another
+    pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
+    from matplotlib.colors import to_hex, to_rgb
+
+    from lib.teaching import training_widgets
+
+    fig = training_widgets.sweep_figure("h2", 8, 0.1)
+    drawn = {to_hex(line.get_color()) for line in fig.axes[0].get_lines()}
+    plt.close(fig)
+    hues = sorted(c for c in drawn if len(set(to_rgb(c))) > 1)  # greys have r = g = b
+    assert len(hues) == 3  # softmax, linear attention, the spectral learner
+    for c in hues:
+        for t, b in plotting.TEACHER_COLORS.items():
+            assert difference(c, b) >= ANY_TWO, f"{c} and the teacher {t}"
+    for a, b in combinations(hues, 2):
+        assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
+        for vision in ("deuteranopia", "protanopia"):
+            assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"

@@ -44,18 +44,19 @@ __all__ = [
     "equivalence_figure",
 ]
 
-#: One colour per teacher, used in every chapter (colour-blind safe, Okabe-Ito).
+#: One colour per teacher, in every chapter: Okabe-Ito and Paul Tol hues, colour-blind
+#: safe; teachers drawn in one figure stay far apart (distances: the API page's intro).
 TEACHER_COLORS: dict[str, str] = {
     "linear": "#000000",
     "relu": "#E69F00",
-    "tanh": "#56B4E9",
+    "tanh": "#66CCEE",
     "sign": "#009E73",
     "cubic": "#CC79A7",
-    "h2": "#D55E00",
+    "h2": "#882255",
     "abs": "#0072B2",
-    "erf": "#999999",
-    "sin": "#F0E442",
-    "offset": "#7F3C8D",
+    "erf": "#332288",
+    "sin": "#666633",
+    "offset": "#CC3311",
 }
 
 _CYCLE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"]

@@ -24,12 +24,15 @@ import lib.theory
 import lib.training  # noqa: F401 (kept: chapter 7's explorer belongs to the training extra; without JAX its import names the extra)
 import lib.training_runs
 
-__all__ = ["KIND_LABELS", "sweep_explorer", "sweep_figure"]
+__all__ = ["KIND_COLORS", "KIND_LABELS", "sweep_explorer", "sweep_figure"]
 
 #: Legend labels of the architectures in the sweep.
 KIND_LABELS = {"softmax": "softmax attention + MLPs", "linear": "linear attention + MLPs"}
 _MARKERS = {"softmax": "o", "linear": "s"}
-_COLORS = {"softmax": "#D55E00", "linear": "#0072B2"}
+#: Colours of the models and of the spectral learner: none is a teacher's colour
+#: (:data:`lib.teaching.plotting.TEACHER_COLORS`), each at a CIEDE2000 difference of at
+#: least 20 from every teacher's, the palette's own least difference (tests/test_plotting.py).
+KIND_COLORS = {"softmax": "#9944FF", "linear": "#006666", "spectral": "#88AA00"}
 
 _NOTE = (
     "Interactive explorer: it needs a running Python kernel (run this notebook in "
@@ -92,7 +95,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
         ax,
         alphas,
         lib.theory.spectral_limits.spectral_error(alphas, teacher, rho),
-        color="#009E73",
+        color=KIND_COLORS["spectral"],
         label=r"spectral learner, $d \to \infty$",
     )
     for kind in ("softmax", "linear"):
@@ -104,7 +107,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
                 a,
                 [g["mean"] for g in s],
                 [g["se"] for g in s],
-                color=_COLORS[kind],
+                color=KIND_COLORS[kind],
                 marker=_MARKERS[kind],
                 label=KIND_LABELS[kind],
             )

@@ -10,8 +10,9 @@ chromium (selenium with ``/usr/bin/chromedriver``; nothing is downloaded; one br
 per width, the two side by side, each opening every page once: ``page_pass``), waits for
 MathJax and for the book's script (``book/_static/book.js``), and checks: no raw TeX
 left, no MathJax error, every image loaded, every figure a link to its image file, no
-console error, the theorem/exercise blocks of the source present, every figure with alt
-text (not a file path), the phone's zoom badge outside the image (so over no tick label),
+console error, no request that the server answers with an error (a missing favicon, say),
+the theorem/exercise blocks of the source present, every figure with alt text (not a
+file path), the phone's zoom badge outside the image (so over no tick label),
 figures at >= 79 % of their natural size at 390 px, no line broken between an inline
 formula and the punctuation glued to it (a line starting with its "," or ")."), inside
 "x ± se" (in a table cell only before "±") or before the "%" after a number, and that
@@ -28,7 +29,8 @@ nothing is wider than the text column:
 
 Separate tests run the search page (opened from disk and served) and check that every
 result has a snippet and no raw TeX; open every slide deck of ``make slides`` and check
-that every slide fits the 1280 x 720 frame, on a large screen and at 390 px; check
+that every slide fits its frame (1280 x 720 on a large screen, smaller ones on a phone
+held upright, 390 px wide, or sideways) and draws no text under 12 px on any; check
 the 1280 px header (one search button, no empty band); and click the header's sidebar
 buttons ("site navigation", "on this page") on the first page: at 390 px each opens its drawer and it closes again, at
 1280 px the primary sidebar hides and comes back (``book.js`` binds every copy of the
@@ -358,9 +360,29 @@ def _screenshot(driver, path: Path, width: int) -> None:
 def _console_errors(driver) -> list[str]:
     errors = []
     for entry in driver.get_log("browser"):
-        if entry.get("level") == "SEVERE" and "favicon.ico" not in entry.get("message", ""):
+        if entry.get("level") == "SEVERE":
             errors.append(entry["message"][:300])
     return errors
+
+
+#: Every request the local server answered with an error status, as "status path": the
+#: server of browser.serve (scripts/browser.py) reports each answer to its handler's
+#: log_request, which records it here for every test of the session. A page of the book
+#: or a slide deck asking for a file that is not there (the favicon the book had none
+#: of) is a failure (test_no_request_fails, test_slides).
+FAILED_REQUESTS: list[str] = []
+
+
+def _record_request(handler, code="-", size="-") -> None:
+    try:
+        status = int(code)
+    except (TypeError, ValueError):
+        return
+    if status >= 400:
+        FAILED_REQUESTS.append(f"{status} {handler.path}")
+
+
+browser._QuietHandler.log_request = _record_request
 
 
 def _skip_without_browser_or_book() -> None:
@@ -577,6 +599,12 @@ def test_explorers_show_a_note_not_dead_widgets(report):
 
 def test_no_console_errors(report):
     _check(report, "browser console errors", lambda r: r.get("console"))
+
+
+def test_no_request_fails(report):
+    # every page at both widths asked the server only for files the build has (the book
+    # had no favicon: every page's /favicon.ico was a 404, logged as a console error)
+    assert not FAILED_REQUESTS, f"requests answered with an error: {sorted(set(FAILED_REQUESTS))}"
 
 
 def _wider(r, allow_cued=False):
@@ -886,7 +914,19 @@ const done = arguments[arguments.length - 1];
     await new Promise(r => requestAnimationFrame(() => r()));
     const s = Reveal.getCurrentSlide();
     const title = s.querySelector('.admonition-title, h1, .figure-caption');
+    // the smallest text as drawn on the screen, in CSS px: its font size times the scale
+    // reveal.js draws the slide at (formulas are left out: their glyphs follow the text)
+    const scale = s.getBoundingClientRect().width / s.offsetWidth;
+    let px = Infinity, small = '';
+    const walk = document.createTreeWalker(s, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const el = n.parentElement;
+      if (!n.data.trim() || el.closest('mjx-container') || !el.getClientRects().length) continue;
+      const size = parseFloat(getComputedStyle(el).fontSize) * scale;
+      if (size < px) [px, small] = [size, n.data.trim().slice(0, 40)];
+    }
     out.push({index: i + 1, fit: window.bookSlidesFit === true, frame: [width, height],
+              textPx: Math.round(px * 10) / 10, smallText: small,
               box: [s.clientWidth, s.clientHeight], content: [s.scrollWidth, s.scrollHeight],
               scrolls: s.classList.contains('scrolls'), font: s.style.fontSize,
               nested: s.querySelectorAll('section').length,
@@ -932,8 +972,14 @@ return out;
 """
 
 
+#: No text on a slide is drawn smaller than this (CSS px), on a 1280 x 720 screen and on a
+#: phone held either way (a 1280 x 720 slide scaled to a 390-px phone drew it at ~7 px).
+MIN_SLIDE_TEXT_PX = 12
+
+
 def _slide_misfits(slides: list[dict]) -> list[str]:
-    """The slides of one deck (SLIDE_FIT_JS) whose content does not fit reveal's frame."""
+    """The slides of one deck (SLIDE_FIT_JS) whose content does not fit reveal's frame,
+    or whose smallest text is drawn under MIN_SLIDE_TEXT_PX."""
     bad = []
     for s in slides:
         if "fatal" in s:
@@ -950,6 +996,8 @@ def _slide_misfits(slides: list[dict]) -> list[str]:
             problems.append("scrolls")
         if s["nested"]:
             problems.append(f"{s['nested']} nested <section> (reveal.js takes them for slides)")
+        if s["textPx"] < MIN_SLIDE_TEXT_PX:
+            problems.append(f"text drawn at {s['textPx']} px ({s['smallText']!r})")
         if problems:
             bad.append(f"#{s['index']} {s['text']!r}: {', '.join(problems)}")
     return bad
@@ -958,22 +1006,38 @@ def _slide_misfits(slides: list[dict]) -> list[str]:
 def test_slide_fit_check_catches_overflow():
     # the check itself, on made-up measurements (no browser)
     ok = {"index": 1, "fit": True, "frame": [1280, 720], "box": [1280, 720], "content": [1280, 720]}
-    ok |= {"scrolls": False, "nested": 0, "text": "x", "font": ""}
+    ok |= {"scrolls": False, "nested": 0, "text": "x", "font": "", "textPx": 14.6, "smallText": "y"}
     assert _slide_misfits([ok]) == []
     assert _slide_misfits([ok | {"content": [1280, 1575]}]) == ["#1 'x': content 1280x1575 px"]
     assert "scrolls" in _slide_misfits([ok | {"scrolls": True}])[0]
     assert "did not finish" in _slide_misfits([ok | {"fit": False}])[0]
     assert "nested" in _slide_misfits([ok | {"nested": 2}])[0]
+    assert _slide_misfits([ok | {"textPx": 6.8}]) == ["#1 'x': text drawn at 6.8 px ('y')"]
+
+
+#: The screens the decks are checked on: (name, window size, test of the frame the deck
+#: chose there). The phone held sideways is emulated at its viewport (VIEWPORTS): headless
+#: chromium's window keeps ~140 px of its height for itself.
+SLIDE_SCREENS = (
+    ("1280 x 720", (1280, 720), lambda f: f == [1280, 720]),
+    ("phone upright", (PHONE, 844), lambda f: f[0] == 600 and f[1] > 720),
+    ("phone sideways", (1280, 720), lambda f: f == [960, 540]),
+)
+VIEWPORTS = {"phone sideways": {"width": 844, "height": 390, "deviceScaleFactor": 1, "mobile": False}}
+SLIDE_SHOT = {"1280 x 720": "", "phone upright": "-phone", "phone sideways": "-phone-sideways"}
 
 
 def test_slides(shared):
     # make slides: every deck opens from the served book, reveal.js and MathJax run (both
-    # from the build), every image loads, nothing comes from outside, no console error,
-    # and every slide of every deck fits reveal's 1280 x 720 frame (long statements are
-    # split over continuation slides by slides/book-slides.js; none may need to scroll),
-    # on a 1280 x 720 screen and on a phone (390 px): there reveal.js stays in its slide
-    # view (not its scroll view, where book-slides.js finds no slide to split) and shows
-    # the deck split as on the large screen, every slide scaled alike to the screen width
+    # from the build), every image loads, nothing comes from outside, no request fails,
+    # no console error, and every slide of every deck fits its frame (long statements are
+    # split over continuation slides by slides/book-slides.js; none may need to scroll):
+    # on a 1280 x 720 screen the 1280 x 720 frame; on a phone a smaller one
+    # (scripts/make_slides.py): held upright (390 x 844) a portrait frame 600 px wide, held
+    # sideways (844 x 390) 960 x 540; so that no text is drawn under MIN_SLIDE_TEXT_PX on
+    # any (the 1280 x 720 frame drew it at ~7 px on the upright phone).
+    # reveal.js stays in its slide view (not its scroll view, where book-slides.js finds
+    # no slide to split).
     decks = sorted((HTML / "slides").glob("*.html"))
     decks = [d for d in decks if d.name != "index.html"]
     if not decks:
@@ -996,37 +1060,75 @@ def test_slides(shared):
               .map(e => e.src || e.href).filter(u => !u.startsWith(location.origin))});
     })().catch(e => done({fatal: String(e)}));
     """
-    misfits, counts = {}, {}
+    misfits = {}
     base, driver = shared
-    for width, height in ((1280, 720), (PHONE, 844)):
-        _fresh(driver, width, height, script_timeout=120)
-        for deck in decks:
-            driver.get(f"{base}slides/{deck.name}")
-            r = driver.execute_async_script(js)
-            assert r.get("ready") and r["slides"] >= 3, (deck.name, width, r)
-            assert not r["scroll"], f"{deck.name} @{width}px: reveal.js is in its scroll view"
-            assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
-            if deck.name.startswith("lecture"):
-                assert r["typeset"], (deck.name, r)
-            slides = driver.execute_async_script(SLIDE_FIT_JS)
-            assert len(slides) >= 3, (deck.name, width, slides)
-            # the same continuation slides at both widths (the frame is the same)
-            assert counts.setdefault(deck.name, len(slides)) == len(slides), (deck.name, width)
-            if bad := _slide_misfits(slides):
-                misfits[f"{deck.name} @{width}px"] = bad
-            look = driver.execute_script(SLIDE_LOOK_JS)
-            assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, width, look)
-            assert not _console_errors(driver), (deck.name, width)
-            # a look at the deck: its third slide (the first statement or figure)
-            driver.execute_script("Reveal.slide(2)")
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(SHOTS / f"slides-{deck.stem}{'-phone' if width == PHONE else ''}.png"))
+    failed = len(FAILED_REQUESTS)
+    for screen, window, frame_ok in SLIDE_SCREENS:
+        _fresh(driver, *window, script_timeout=120)
+        if screen in VIEWPORTS:  # a phone's viewport, exactly
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", VIEWPORTS[screen])
+        try:
+            for deck in decks:
+                driver.get(f"{base}slides/{deck.name}")
+                r = driver.execute_async_script(js)
+                assert r.get("ready") and r["slides"] >= 3, (deck.name, screen, r)
+                assert not r["scroll"], f"{deck.name} ({screen}): reveal.js is in its scroll view"
+                assert not r["errors"] and not r["broken"] and not r["outside"], (deck.name, r)
+                if deck.name.startswith("lecture"):
+                    assert r["typeset"], (deck.name, r)
+                slides = driver.execute_async_script(SLIDE_FIT_JS)
+                assert len(slides) >= 3, (deck.name, screen, slides)
+                assert frame_ok(slides[0]["frame"]), (deck.name, screen, slides[0]["frame"])
+                if bad := _slide_misfits(slides):
+                    misfits[f"{deck.name} ({screen})"] = bad
+                look = driver.execute_script(SLIDE_LOOK_JS)
+                assert look == {"eqno": [], "broken": [], "small": []}, (deck.name, screen, look)
+                assert not _console_errors(driver), (deck.name, screen)
+                # a look at the deck: its third slide (the first statement or figure)
+                driver.execute_script("Reveal.slide(2)")
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                # (DevTools' capture: selenium's is cut and shrunk under an emulated viewport)
+                shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+                (SHOTS / f"slides-{deck.stem}{SLIDE_SHOT[screen]}.png").write_bytes(base64.b64decode(shot["data"]))
+        finally:
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert FAILED_REQUESTS[failed:] == [], "slide decks asked for files that are not there"
     if misfits:
         pytest.fail(
-            "slides that do not fit the frame:\n"
+            "slides that do not fit the frame or have small text:\n"
             + "\n".join(f"{deck} {line}" for deck, lines in misfits.items() for line in lines),
             pytrace=False,
         )
+
+
+def test_slides_follow_the_phone_turning(shared):
+    # a deck opened on a phone held upright takes the portrait frame; turned sideways it
+    # reloads in the 960 x 540 one, at the same slide (scripts/make_slides.py)
+    import time
+
+    deck = HTML / "slides" / "lecture-1.html"
+    if not deck.is_file():
+        pytest.skip("no slides in the build (run make slides)")
+    base, driver = shared
+    _fresh(driver, PHONE, 844)
+    driver.get(f"{base}slides/{deck.name}#/3")
+    frame = "return window.Reveal && Reveal.isReady() ? [Reveal.getConfig().width, Reveal.getIndices().h] : null"
+    seen = []
+    try:
+        for viewport in (None, VIEWPORTS["phone sideways"]):
+            if viewport:
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", viewport)
+            want = 600 if viewport is None else 960
+            for _ in range(200):
+                got = driver.execute_script(frame)
+                if got and got[0] == want:
+                    break
+                time.sleep(0.05)
+            seen.append(got)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert seen == [[600, 3], [960, 3]], seen
+    assert not _console_errors(driver)
 
 
 def test_answer_key_opens_without_console_errors(shared):
