@@ -11,7 +11,7 @@ sphere (its docstring says how). Chapter 7 draws it beside the trained networks.
 minutes per point, too much for the book's build, so this script computes it once and the
 chapter reads it (:func:`lib.bayes.load_bayes`).
 
-The points: h2 and ReLU at d = 8, alpha = 2, 4, 8, 16, and h2 at d = 16, alpha = 4, 16;
+The points: h2 and ReLU at d = 8, alpha = 2, 4, 8, 16, and at d = 16, alpha = 4, 16;
 rho = 0.1. The seed of a point is ``SEED + 1000 * d + round(10 * alpha)`` (plus 100000
 for ReLU); the sampler's settings are the constants below. The JSON sidecar records them,
 the command, the date, the machine, the library and numpy versions; the ``seconds`` of a
@@ -54,6 +54,7 @@ POINTS = [
     *[("relu", 8, a, 40) for a in (2.0, 4.0, 8.0, 16.0)],
     ("h2", 16, 4.0, 50),
     ("h2", 16, 16.0, 24),
+    *[("relu", 16, a, 40) for a in (4.0, 16.0)],
 ]
 
 
