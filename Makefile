@@ -149,6 +149,7 @@ $(VENV)/.lab-installed: $(VENV)/.installed requirements-lab.txt binder/overrides
 # requirements-min.txt, the package installed from a copy of its files (not editable),
 # and the fast library tests run from outside the repository (so `lib` is the installed
 # one). Needs PyPI (the old versions are downloaded); 4 minutes on a busy 2-core machine.
+# The tests run without the caller's PYTHONPATH, which could put the repository's lib first.
 MINVENV ?= $(or $(TMPDIR),/tmp)/icl-book-venv-min
 test-min:
 	rm -rf $(MINVENV) && $(PYTHON) -m venv $(MINVENV)
@@ -157,8 +158,8 @@ test-min:
 	mkdir -p $(MINVENV)/src && cp -r pyproject.toml README.md LICENSE lib $(MINVENV)/src/
 	$(MINVENV)/bin/python -m pip install --quiet $(MINVENV)/src
 	$(MINVENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(numpy|scipy|matplotlib|ipywidgets) "
-	cd $(MINVENV) && bin/python -c "import lib; assert 'site-packages' in lib.__file__"
-	cd $(MINVENV) && bin/python -m pytest $(CURDIR)/tests -m "not slow and not html" \
+	cd $(MINVENV) && env -u PYTHONPATH bin/python -c "import lib; assert 'site-packages' in lib.__file__"
+	cd $(MINVENV) && env -u PYTHONPATH bin/python -m pytest $(CURDIR)/tests -m "not slow and not html" \
 		-p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(VENV)/.installed
