@@ -4,7 +4,9 @@
   sweep (:func:`lib.training_runs.load_control_runs`);
 - :func:`late_loss_drop`: how much the seed-averaged loss still falls at the end of
   training, the number chapter 7 uses to tell a network that has stopped learning from
-  one that is still descending.
+  one that is still descending;
+- :func:`plateau_exit`: the step at which a run's loss leaves a plateau (chapter 7: the
+  context-free level, where the networks on h2 at d = 16 sit before they learn).
 
 Numpy only, no JAX.
 
@@ -22,7 +24,7 @@ import numpy as np
 
 from lib._checks import as_float_array
 
-__all__ = ["CurveLike", "MIN_POINTS", "late_loss_drop", "loss_curve"]
+__all__ = ["CurveLike", "MIN_POINTS", "late_loss_drop", "loss_curve", "plateau_exit"]
 
 #: What :func:`late_loss_drop` accepts for one run: a row of a stored sweep (read with
 #: :func:`loss_curve`) or the loss values themselves, a 1-D array.
@@ -181,3 +183,71 @@ def _run_curve(i: int, run: Any) -> np.ndarray:
         kind = type(run).__name__ if arr is None else f"dtype {arr.dtype}"
         raise TypeError(f"{name} must be a 1-D array of real numbers (not bool, str or complex); got {kind}")
     return as_float_array(name, arr, 1)
+
+
+def plateau_exit(row: Mapping[str, Any], level: float, margin: float = 0.05, block: int = 400) -> int | None:
+    r"""The step at which a run's training loss leaves the plateau at ``level``.
+
+    The stored curve (:func:`loss_curve`) is averaged over blocks of ``block`` steps
+    (whole windows; a last partial block is dropped), which smooths the mini-batch noise.
+    The exit is the last step of the first block whose mean loss is below
+    ``level - margin``; ``None`` if no block is.
+
+    Parameters
+    ----------
+    row : dict
+        A row of a stored ``controls`` or ``full_la`` sweep.
+    level : float
+        The plateau's loss (chapter 7: the context-free error :math:`e_{cf}(d)`), finite.
+    margin : float, default 0.05
+        How far below ``level`` a block must be, finite and ``> 0``.
+    block : int, default 400
+        Steps per block, a positive multiple of the row's ``loss_every``.
+
+    Returns
+    -------
+    int or None
+        The exit step, or ``None`` if the loss never left the plateau.
+
+    Raises
+    ------
+    TypeError
+        If ``level`` or ``margin`` is not a number, or ``block`` not an integer.
+    ValueError
+        If the row's curve is invalid (:func:`loss_curve`), ``level`` or ``margin`` is
+        not finite (``margin`` not positive), or ``block`` is not a positive multiple of
+        ``loss_every`` no longer than the curve.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>` (the plateau at
+    :math:`d = 16`).
+
+    Examples
+    --------
+    >>> row = {"loss_every": 100, "loss_curve": "[1.0, 1.0, 1.0, 1.0, 0.5, 0.4]"}
+    >>> plateau_exit(row, level=1.0, margin=0.1, block=200)
+    600
+    >>> plateau_exit(row, level=0.3, block=200) is None
+    True
+    """
+    steps, loss = loss_curve(row)
+    k = int(steps[0])
+    for name, value in (("level", level), ("margin", margin)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name} must be a finite number; got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number; got {value!r}")
+    if margin <= 0:
+        raise ValueError(f"margin must be > 0; got {margin!r}")
+    if isinstance(block, bool) or not isinstance(block, (int, np.integer)):
+        raise TypeError(f"block must be an integer number of steps; got {block!r}")
+    if not (block > 0 and block % k == 0 and block <= k * loss.size):
+        raise ValueError(
+            f"block must be a positive multiple of the row's loss_every ({k}) at most "
+            f"{k * loss.size} (the curve's length); got {block!r}"
+        )
+    per = block // k
+    means = loss[: loss.size // per * per].reshape(-1, per).mean(axis=1)
+    below = np.nonzero(means < level - margin)[0]
+    return int((below[0] + 1) * block) if below.size else None

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lib import loss_curves
+from lib import loss_curves, training_runs
 from lib.loss_curves import late_loss_drop, loss_curve
 
 
@@ -134,3 +134,44 @@ def test_the_loss_curve_has_one_address():
     with pytest.raises(AttributeError, match=r"lib.training_runs.loss_curve has moved to lib.loss_curves.loss_curve"):
         training_runs.loss_curve  # noqa: B018
     assert loss_curves.MIN_POINTS == 5
+
+
+def _plateau_row(values, every=100):
+    return {"loss_every": every, "loss_curve": json.dumps(values)}
+
+
+def test_plateau_exit_is_the_end_of_the_first_block_below_the_level():
+    row = _plateau_row([1.0, 1.02, 0.98, 1.0, 0.9, 0.5, 0.4, 0.3])
+    # blocks of 200 steps: 1.01, 0.99, 0.7, 0.35 -> first below 1 - 0.05 is the third
+    assert loss_curves.plateau_exit(row, level=1.0, block=200) == 600
+    assert loss_curves.plateau_exit(row, level=1.0, margin=0.5, block=200) == 800
+    assert loss_curves.plateau_exit(row, level=0.2, block=200) is None
+    # one window per block: the noisy window at 0.98 is not an exit, 0.9 is
+    assert loss_curves.plateau_exit(row, level=1.0, block=100) == 500
+    # a last partial block is dropped
+    assert loss_curves.plateau_exit(_plateau_row([1.0, 1.0, 1.0, 0.1]), level=1.0, block=300) is None
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"level": float("nan")}, ValueError, "level must be a finite number"),
+        ({"level": "1"}, TypeError, "level must be a finite number"),
+        ({"level": 1.0, "margin": 0.0}, ValueError, "margin must be > 0"),
+        ({"level": 1.0, "margin": float("inf")}, ValueError, "margin must be a finite"),
+        ({"level": 1.0, "block": 150}, ValueError, r"multiple of the row's loss_every \(100\)"),
+        ({"level": 1.0, "block": 0}, ValueError, "block must be a positive multiple"),
+        ({"level": 1.0, "block": 900}, ValueError, r"at most 800"),
+        ({"level": 1.0, "block": 200.0}, TypeError, "block must be an integer"),
+        ({"level": 1.0, "block": True}, TypeError, "block must be an integer"),
+    ],
+)
+def test_plateau_exit_refuses_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        loss_curves.plateau_exit(_plateau_row([1.0] * 8), **kwargs)
+
+
+def test_plateau_exit_reads_a_stored_row():
+    ctl = training_runs.load_control_runs("controls")
+    (row,) = training_runs.select_runs(ctl, d=16, teacher="relu", alpha=16.0, kind="linear", draw=0)
+    assert loss_curves.plateau_exit(row, level=0.4358) == 400
