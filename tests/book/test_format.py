@@ -121,3 +121,25 @@ def test_no_code_cell_is_tagged_remove_cell():
             if cell["cell_type"] == "code" and "remove-cell" in cell.get("metadata", {}).get("tags", []):
                 bad.append(f"{path.relative_to(ROOT)} cell {i}")
     assert not bad, "code cells tagged remove-cell (not executed by the build): " + ", ".join(bad)
+
+
+def test_figure_cells_end_with_a_semicolon():
+    """A cell with a figure caption (mystnb figure metadata) must show the figure alone: a
+    last top-level expression without ``;`` adds its value's repr as a second output, and
+    MyST-NB then defines the figure's label twice (the strict build fails on the duplicate
+    target; ruff's plain formatter drops such semicolons)."""
+    import ast
+
+    bad = []
+    for path in sorted((ROOT / "book").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            if cell["cell_type"] != "code" or not cell.get("metadata", {}).get("mystnb", {}).get("figure"):
+                continue
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            body = ast.parse(src).body
+            if body and isinstance(body[-1], ast.Expr) and not src.rstrip().endswith(";"):
+                bad.append(f"{path.relative_to(ROOT)} {cell.get('id')}: {ast.unparse(body[-1])[:60]}")
+    assert not bad, "figure cells ending in an expression without ';':\n" + "\n".join(bad)
