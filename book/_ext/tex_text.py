@@ -231,6 +231,8 @@ def _convert(tex: str, depth: int = 0) -> str:
                 arg, i = _group(tex, i)
                 arg = _convert(arg, depth + 1)
                 out.append("√" + (arg if len(arg) <= 1 else f"({arg})"))
+            elif name in ("begin", "end"):  # an environment's name is not text
+                _, i = _group(tex, i)
             elif name in ("mathbb", "mathcal"):
                 arg, i = _group(tex, i)
                 table = _BLACKBOARD if name == "mathbb" else _CALLIGRAPHIC
@@ -278,7 +280,8 @@ _DELIMITED = re.compile(
 
 def tex_to_text(tex: str) -> str:
     """One formula (without delimiters) as readable plain text."""
-    text = _convert(tex.replace("\\\\", " "))
+    # a line break (two backslashes, perhaps with a spacing such as [2mm]) is a space
+    text = _convert(re.sub(r"\\\\(\[[0-9.]+(?:mm|pt|em|ex|cm)\])?", " ", tex))
     return re.sub(r"[ \t\n]+", " ", text).strip()
 
 
