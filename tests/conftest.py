@@ -1,5 +1,9 @@
 """Fixtures shared by the tests of several modules."""
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import pytest
 
 
@@ -28,6 +32,14 @@ def pytest_configure(config):
     """
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    # the notebook runs of the suite wait for kernel replies in short polls, as the book
+    # build does (book/_ext/kernel_polling.py): a missed wake-up costs a second, not 240 s
+    # (the floors' environment, `make test-min`, has no jupyter_client and runs no notebook)
+    if importlib.util.find_spec("jupyter_client") is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+        import kernel_polling
+
+        kernel_polling.install()
 
 
 def _solo(item):
