@@ -85,9 +85,10 @@ def test_install_and_uninstall_swap_jupyter_clients_get_msg():
         kernel_polling.install()
 
 
-def test_the_book_build_and_the_test_suite_install_it():
+def test_the_book_build_the_grader_and_the_test_suite_install_it():
     config = (ROOT / "_config.yml").read_text()
     assert "kernel_polling: book/_ext" in config
+    assert "kernel_polling.install()" in (ROOT / "scripts" / "grade_labs.py").read_text()
     assert AsyncZMQSocketChannel.get_msg is kernel_polling._get_msg_in_slices
 
 
