@@ -41,8 +41,12 @@ fresh queries of that context. The runs' agreement is checked by the split
 section 11.4), reported with the estimate. For an even teacher :math:`w` and :math:`-w`
 have the same likelihood and the same predictions, so a run need not visit both.
 
+:func:`gap_share` turns a network's in-context gain into the share of the gap between the
+context-free error and the Bayes error that it closes, with the Bayes error's Monte Carlo
+standard error carried into its interval.
+
 Used in: :doc:`trained networks </book/trained/networks>` (through the stored values of
-``scripts/make_bayes.py``).
+``scripts/make_bayes.py``, and :func:`gap_share`).
 """
 
 from __future__ import annotations
@@ -54,14 +58,24 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy import stats
 
 from lib import _csvfile
-from lib._checks import Progress, as_float_array, as_rng, check_callable, check_int, check_memory, check_scalar
+from lib._checks import (
+    Progress,
+    as_float_array,
+    as_rng,
+    check_callable,
+    check_int,
+    check_memory,
+    check_real,
+    check_scalar,
+)
 from lib.hermite import LINKS
 from lib.quadrature import call_f
 from lib.teachers import TeacherLike, as_link
 
-__all__ = ["BayesEstimate", "bayes_error", "posterior_variances", "BAYES_COLUMNS", "load_bayes"]
+__all__ = ["BayesEstimate", "bayes_error", "posterior_variances", "BAYES_COLUMNS", "load_bayes", "gap_share"]
 
 #: The columns of ``lib/data/bayes_error.csv`` (``scripts/make_bayes.py``): the point
 #: (teacher, d, alpha, ell, rho), the seed and the sampler's settings, the estimate with
@@ -524,3 +538,73 @@ def load_bayes(path: str | Path | None = None) -> dict[tuple[str, int, float], d
     rows = _csvfile.read_rows(path, BAYES_COLUMNS, _convert, check_row=_check_row, keys=[(key, "same point")])
     _check_sidecar(path, rows, required=default)
     return {key(r): r for r in rows}
+
+
+def gap_share(
+    gain: Any, gap: Any, gain_half: Any = 0.0, gap_se: Any = 0.0, level: float = 0.95
+) -> dict[str, np.ndarray]:
+    r"""Share of the gap between the context-free and the Bayes error that a gain closes, with its interval.
+
+    A network's in-context gain :math:`G = e_{\mathrm{cf}}(d) - e_{\mathrm{ICL}}` is
+    compared with the largest gain any predictor can have, the gap
+    :math:`D = e_{\mathrm{cf}}(d) - e_{\mathrm{Bayes}}`; the share is :math:`s = G/D`.
+    Both carry uncertainty: the gain a 95 % (``level``) half-width :math:`h_G` (e.g.
+    ``"half_all"`` of the chapter's paired gains), the gap the Monte Carlo standard error
+    :math:`\sigma_D` of the Bayes error (column ``se`` of ``lib/data/bayes_error.csv``; the
+    context-free error is exact). The two are independent, and to first order in them
+
+    .. math:: h_s = \sqrt{(h_G/D)^2 + (z\, s\, \sigma_D/D)^2},
+
+    with :math:`z` the normal quantile of ``level`` (the Bayes error averages over many
+    contexts). Pass ``gain_half = 0`` for the shares of single seeds, to carry only the
+    gap's uncertainty.
+
+    Parameters
+    ----------
+    gain : float or array_like
+        The gain :math:`G` (positive: below the context-free error).
+    gap : float or array_like
+        The gap :math:`D` (> 0).
+    gain_half : float or array_like
+        Half-width of the gain's interval at ``level`` (>= 0).
+    gap_se : float or array_like
+        Standard error of the gap (>= 0): that of the Bayes error.
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``"share"`` (:math:`s`), ``"half"`` (:math:`h_s`), and its two parts
+        ``"half_gain"`` (:math:`h_G/D`) and ``"half_gap"`` (:math:`z |s| \sigma_D/D`),
+        broadcast over the inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``gap`` is not positive, a half-width or standard error is negative, the
+        inputs do not broadcast together, or ``level`` is not in (0, 1).
+    TypeError
+        If an input is not a real number or an array of them.
+
+    Notes
+    -----
+    The first-order rule holds while :math:`\sigma_D \ll D`; the chapter's gaps are
+    10 to 100 times their standard error. Used in:
+    :doc:`trained networks </book/trained/networks>`.
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    g = check_real("gain", gain)
+    dd = check_real("gap", gap, low=0.0, low_open=True)
+    hg = check_real("gain_half", gain_half, low=0.0)
+    sd = check_real("gap_se", gap_se, low=0.0)
+    try:
+        g, dd, hg, sd = np.broadcast_arrays(g, dd, hg, sd)
+    except ValueError as exc:
+        shapes = [np.shape(v) for v in (gain, gap, gain_half, gap_se)]
+        raise ValueError(f"gain, gap, gain_half and gap_se must broadcast together; got shapes {shapes}") from exc
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    share = g / dd
+    half_gain = hg / dd
+    half_gap = z * np.abs(share) * sd / dd
+    return {"share": share, "half": np.hypot(half_gain, half_gap), "half_gain": half_gain, "half_gap": half_gap}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.testing import assert_allclose
+from scipy import stats
 
 from lib import bayes
 from lib.hermite import LINKS
@@ -323,3 +325,40 @@ def test_split_rhat_of_chains_that_never_move():
     assert bayes._split_rhat(s1, s2, m)[0, 0] == np.inf
     same = np.full((2, 1, 2, 1), m * 1.0)
     assert bayes._split_rhat(same, same**2 / m, m)[0, 0] == 1.0
+
+
+def test_gap_share_matches_monte_carlo_propagation():
+    # a gain with a 95 % half-width, a gap with a standard error: the share's interval
+    # against the 2.5 and 97.5 % quantiles of the ratio of the two simulated
+    gain, half, gap, gap_se = 0.3, 0.05, 0.6, 0.02
+    out = bayes.gap_share(gain, gap, half, gap_se)
+    assert_allclose(out["share"], 0.5)
+    z = stats.norm.ppf(0.975)
+    assert_allclose(out["half_gain"], half / gap)
+    assert_allclose(out["half_gap"], z * 0.5 * gap_se / gap)
+    assert_allclose(out["half"], np.hypot(out["half_gain"], out["half_gap"]))
+    rng = np.random.default_rng(3)
+    g = gain + half / z * rng.standard_normal(400_000)
+    d = gap + gap_se * rng.standard_normal(400_000)
+    lo, hi = np.quantile(g / d, [0.025, 0.975])
+    assert_allclose((hi - lo) / 2, out["half"], rtol=0.02)
+    # no uncertainty in the gap: the gain's interval scaled; arrays broadcast
+    per_seed = bayes.gap_share([0.1, 0.2, -0.05], 0.5, 0.0, 0.01, level=0.9)
+    assert per_seed["share"].shape == (3,)
+    assert_allclose(per_seed["half"], stats.norm.ppf(0.95) * np.abs([0.2, 0.4, -0.1]) * 0.01 / 0.5)
+    assert_allclose(bayes.gap_share(0.2, 0.5, 0.04)["half"], 0.08)
+
+
+def test_gap_share_bad_input():
+    with pytest.raises(ValueError, match="gap"):
+        bayes.gap_share(0.1, 0.0)
+    with pytest.raises(ValueError, match="gain_half"):
+        bayes.gap_share(0.1, 0.5, -0.01)
+    with pytest.raises(ValueError, match="gap_se"):
+        bayes.gap_share(0.1, 0.5, 0.0, -1.0)
+    with pytest.raises(ValueError, match="level"):
+        bayes.gap_share(0.1, 0.5, level=1.0)
+    with pytest.raises(ValueError, match="broadcast"):
+        bayes.gap_share([0.1, 0.2], [0.5, 0.5, 0.5])
+    with pytest.raises(TypeError, match="gain"):
+        bayes.gap_share("a lot", 0.5)
