@@ -377,7 +377,7 @@ def train_linear_attention(
     from ``lr`` to ``lr / 1000``) or plain gradient descent (``"gd"``, constant ``lr``), on
 
     .. math:: L = \\frac1n \\sum_{\\mu=1}^n \\big(y^\\mu_{\\ell+1} - \\hat y^\\mu\\big)^2
-              + \\omega \\big(\\|W_{kq}\\|_F^2 + \\|W_{pv}\\|_F^2\\big) .
+              + \\lambda_{\\mathrm{wd}} \\big(\\|W_{kq}\\|_F^2 + \\|W_{pv}\\|_F^2\\big) .
 
     Initialization (``init``):
 
@@ -408,7 +408,8 @@ def train_linear_attention(
     lr : float
         Step size (> 0).
     weight_decay : float
-        ``omega >= 0``, the squared-norm penalty on both weight matrices.
+        The strength ``lambda_wd >= 0`` of the squared-norm penalty on both weight
+        matrices in ``L`` above.
     rng : numpy.random.Generator, int or None
         Random source of the initialization.
     optimizer : {"adam", "gd"}

@@ -192,3 +192,106 @@ def test_chapter_7_sweep_figure_draws_no_teacher_colour():
         assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
         for vision in ("deuteranopia", "protanopia"):
             assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"
+
+
+# --- issue 29: chapter 7's control sweep at a glance ----------------------------------
+def _control_data():
+    pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
+    from lib import bayes, training_runs
+    from lib.teaching import training_widgets
+
+    return training_widgets, training_runs.load_control_runs("controls"), bayes.load_bayes()
+
+
+def test_control_seeds_are_the_stored_paired_differences():
+    from scipy import stats
+
+    tw, rows, _ = _control_data()
+    seeds = tw.control_seeds(rows, level=0.9)
+    points = {(r["teacher"], r["d"], r["alpha"], r["kind"]) for r in rows if r["series"] == "alpha"}
+    assert set(seeds) == points
+    for (t, d, a, k), s in seeds.items():
+        mine = sorted(
+            (r for r in rows if (r["teacher"], r["d"], r["alpha"], r["kind"]) == (t, d, a, k)),
+            key=lambda r: r["draw"],
+        )
+        assert list(s["draw"]) == [r["draw"] for r in mine]
+        assert_allclose(s["diff"], [r["diff_cf"] for r in mine], rtol=0, atol=0)
+        assert_allclose(s["half"], stats.norm.ppf(0.95) * np.array([r["diff_cf_se"] for r in mine]), rtol=1e-12)
+
+
+def test_control_seeds_refuse_bad_input():
+    tw, rows, _ = _control_data()
+    with pytest.raises(ValueError, match="level must be"):
+        tw.control_seeds(rows, level=1.0)
+    with pytest.raises(ValueError, match=r"series: no row of series 'tau'; the rows have \['alpha'\]"):
+        tw.control_seeds(rows, series="tau")
+    with pytest.raises(ValueError, match="several rows per seed"):
+        tw.control_seeds(rows + rows[:1])
+
+
+def _marker_lines(ax, marker):
+    """The data lines of the error bars drawn with ``marker`` (not their caps)."""
+    return [c.lines[0] for c in ax.containers if c.lines[0].get_marker() == marker]
+
+
+def test_control_figure_draws_every_seed_and_the_bayes_error():
+    tw, rows, bay = _control_data()
+    from lib import theory
+
+    seeds = tw.control_seeds(rows)
+    fig = tw.control_figure(rows, bay, 0.1)
+    dims = sorted({d for _, d, _, _ in seeds})
+    groups = sorted({(t, a) for t, _, a, _ in seeds})
+    assert [ax.get_title() for ax in fig.axes] == [f"$d = {d}$" for d in dims]
+    for ax, d in zip(fig.axes, dims):
+        # the context-free error: the dashed line at 0
+        assert any(ln.get_linestyle() == "--" and set(ln.get_ydata()) == {0.0} for ln in ax.get_lines())
+        for kind in tw.CONTROL_KINDS:
+            drawn = _marker_lines(ax, tw._MARKERS[kind])
+            assert len(drawn) == len(groups)  # one set of markers per (teacher, alpha)
+            for ln, (t, a) in zip(drawn, groups):
+                assert_allclose(ln.get_ydata(), seeds[t, d, a, kind]["diff"])
+                assert ln.get_color() == tw.KIND_COLORS[kind]
+        bars = _marker_lines(ax, "_")
+        want = [bay[t, d, a]["error"] - theory.context_free_error(t, d, 0.1) for t, a in groups]
+        assert_allclose([ln.get_ydata()[0] for ln in bars], want)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "Bayes error (Monte Carlo)" in labels and tw.KIND_LABELS["none"] in labels
+    plt.close(fig)
+    # without a stored Bayes error for a point, no mark (and no legend entry) for it
+    fig = tw.control_figure(rows, {}, 0.1)
+    assert not any(_marker_lines(ax, "_") for ax in fig.axes)
+    assert "Bayes error (Monte Carlo)" not in [t.get_text() for t in fig.legends[0].get_texts()]
+    plt.close(fig)
+
+
+def test_control_figure_refuses_a_rho_without_runs():
+    tw, rows, bay = _control_data()
+    with pytest.raises(ValueError, match=r"rho: the control runs have rho in \[0.1\]; got 0.5"):
+        tw.control_figure(rows, bay, 0.5)
+    with pytest.raises(ValueError, match="level must be"):
+        tw.control_figure(rows, bay, 0.1, level=0.0)
+    many = [dict(r, d=d) for d in (8, 16, 24, 32) for r in rows if r["d"] == 8]
+    with pytest.raises(ValueError, match=r"the runs span the dimensions \[8, 16, 24, 32\]; at most 3"):
+        tw.control_figure(many, bay, 0.1)
+
+
+def test_control_figure_colours_are_apart_and_no_teachers():
+    tw, rows, bay = _control_data()
+    from matplotlib.colors import to_hex, to_rgb
+
+    fig = tw.control_figure(rows, bay, 0.1)
+    drawn = {to_hex(ln.get_color()) for ax in fig.axes for ln in ax.get_lines()}
+    plt.close(fig)
+    assert {to_hex(tw.KIND_COLORS[k]) for k in tw.CONTROL_KINDS} <= drawn
+    hues = sorted(c for c in drawn if len(set(to_rgb(c))) > 1)  # greys have r = g = b
+    assert len(hues) == 2  # the two attention networks; the control and references are grey
+    kinds = [tw.KIND_COLORS[k] for k in tw.CONTROL_KINDS]
+    for c in hues + kinds:  # the control's grey too (KIND_COLORS's docstring)
+        for t, b in plotting.TEACHER_COLORS.items():
+            assert difference(c, b) >= ANY_TWO, f"{c} and the teacher {t}"
+    for a, b in combinations(kinds, 2):
+        assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
+        for vision in ("deuteranopia", "protanopia"):
+            assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"

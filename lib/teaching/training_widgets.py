@@ -1,6 +1,9 @@
-"""The figure and explorer of the stored training sweeps (chapter 7).
+"""The figures and explorer of the stored training sweeps (chapter 7).
 
-:func:`sweep_figure` draws the ICL error of the stored transformer runs
+:func:`control_figure` draws the control sweep (``lib/data/training_controls.csv``):
+each seed's test error minus the context-free error, for the attention networks and
+the control without attention, beside the Bayes error; :func:`control_seeds` gives
+the numbers it draws. :func:`sweep_figure` draws the ICL error of the stored transformer runs
 (``lib/data/training_transformers.csv``) against the context length ``alpha`` for one
 teacher and dimension, beside the effective-noise floor ``rho_nl`` of the reduced linear attention and
 the asymptotic error of the spectral learner of chapter 6; :func:`sweep_explorer` redraws
@@ -17,22 +20,43 @@ from typing import Any
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from scipy import stats
 
 import lib
+import lib.bayes
 import lib.teaching.plotting
 import lib.theory
 import lib.training  # noqa: F401 (kept: chapter 7's explorer belongs to the training extra; without JAX its import names the extra)
 import lib.training_runs
+from lib._checks import check_rho, check_scalar
 
-__all__ = ["KIND_COLORS", "KIND_LABELS", "sweep_explorer", "sweep_figure"]
+__all__ = [
+    "CONTROL_KINDS",
+    "KIND_COLORS",
+    "KIND_LABELS",
+    "control_figure",
+    "control_seeds",
+    "sweep_explorer",
+    "sweep_figure",
+]
 
-#: Legend labels of the architectures in the sweep.
-KIND_LABELS = {"softmax": "softmax attention + MLPs", "linear": "linear attention + MLPs"}
-_MARKERS = {"softmax": "o", "linear": "s"}
+#: Legend labels of the architectures in the sweeps; ``"none"`` is the control, the
+#: same network without attention.
+KIND_LABELS = {
+    "softmax": "softmax attention + MLPs",
+    "linear": "linear attention + MLPs",
+    "none": "no attention (control)",
+}
+_MARKERS = {"softmax": "o", "linear": "s", "none": "D"}
 #: Colours of the models and of the spectral learner: none is a teacher's colour
 #: (:data:`lib.teaching.plotting.TEACHER_COLORS`), each at a CIEDE2000 difference of at
 #: least 20 from every teacher's, the palette's own least difference (tests/test_plotting.py).
-KIND_COLORS = {"softmax": "#9944FF", "linear": "#006666", "spectral": "#88AA00"}
+#: The control without attention is grey, as the other no-context references are.
+KIND_COLORS = {"softmax": "#9944FF", "linear": "#006666", "spectral": "#88AA00", "none": "#999999"}
+
+#: The networks of the control sweep, in the order :func:`control_figure` draws them.
+CONTROL_KINDS = ("none", "softmax", "linear")
+_TEACHER_TICKS = {"h2": r"$h_2$", "relu": "ReLU"}
 
 _NOTE = (
     "Interactive explorer: it needs a running Python kernel (run this notebook in "
@@ -134,3 +158,182 @@ def sweep_explorer(teacher: str = "h2", d: int = 8, rho: float = 0.1) -> widgets
         teacher=widgets.Dropdown(options=teachers, value=teacher, description="teacher"),
         d=widgets.Dropdown(options=dims, value=d, description="d"),
     )
+
+
+def control_seeds(
+    rows: list | None = None, level: float = 0.95, series: str = "alpha"
+) -> dict[tuple[str, int, float, str], dict[str, np.ndarray]]:
+    """Each seed's test error minus the context-free error, per point and network.
+
+    In the control sweep every network of a (teacher, d, alpha) is scored on one common
+    test set, with the context-free predictor ``E[y | x_q]`` (the best predictor that
+    never reads the context). The stored paired difference ``diff_cf`` of a run is its
+    test error minus that predictor's on the same test set; ``diff_cf_se`` is the test
+    set's standard error of it.
+
+    Parameters
+    ----------
+    rows : list of dict, optional
+        :func:`lib.training_runs.load_control_runs` rows (default: the stored
+        ``controls`` sweep).
+    level : float
+        Confidence level of each seed's test-set interval, in (0, 1).
+    series : str
+        The series of the sweep to read (``"alpha"``: the points at fixed ``alpha``).
+
+    Returns
+    -------
+    dict
+        Keyed by ``(teacher, d, alpha, kind)``: ``"draw"`` (the seeds, ascending),
+        ``"diff"`` (their ``diff_cf``) and ``"half"`` (the half-width of each seed's
+        normal interval at ``level``: the quantile times ``diff_cf_se``), arrays in the
+        order of ``"draw"``. A negative ``diff``: the network's error is below the
+        context-free error.
+
+    Raises
+    ------
+    ValueError
+        If ``level`` is not in (0, 1), no row is of ``series``, or two rows of one
+        point and network share a seed.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>` (and by
+    :func:`control_figure`).
+    """
+    level = check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    rows = lib.training_runs.load_control_runs("controls") if rows is None else rows
+    chosen = [r for r in rows if r.get("series") == series]
+    if not chosen:
+        found = sorted({str(r.get("series")) for r in rows})
+        raise ValueError(f"series: no row of series {series!r}; the rows have {found}")
+    q = float(stats.norm.ppf(0.5 + level / 2))
+    groups: dict[tuple[str, int, float, str], list[dict[str, Any]]] = {}
+    for r in chosen:
+        groups.setdefault((r["teacher"], int(r["d"]), float(r["alpha"]), r["kind"]), []).append(r)
+    out = {}
+    for key, rs in sorted(groups.items()):
+        draws = [int(r["draw"]) for r in rs]
+        if len(set(draws)) != len(draws):
+            raise ValueError(f"rows: the point {key!r} has several rows per seed (draw) {sorted(draws)}")
+        rs = sorted(rs, key=lambda r: int(r["draw"]))
+        out[key] = {
+            "draw": np.array(sorted(draws)),
+            "diff": np.array([float(r["diff_cf"]) for r in rs]),
+            "half": q * np.array([float(r["diff_cf_se"]) for r in rs]),
+        }
+    return out
+
+
+def control_figure(
+    rows: list | None = None,
+    bayes_points: dict | None = None,
+    rho: float = 0.1,
+    level: float = 0.95,
+):
+    """The control sweep at a glance: every seed against the context-free and Bayes errors.
+
+    One panel per dimension ``d``; in each, one group per (teacher, ``alpha``). A group
+    shows, for the control without attention and the two attention networks
+    (:data:`CONTROL_KINDS`), each seed's test error minus the context-free error on the
+    common test set (:func:`control_seeds`), with its test-set interval at ``level``.
+    The dashed line at 0 is the context-free error ``e_cf(d)``; a black bar marks the
+    Bayes error minus the exact ``e_cf(d)`` (:func:`lib.theory.context_free_error`),
+    with its Monte Carlo standard error, where :func:`lib.bayes.load_bayes` has the point.
+
+    Parameters
+    ----------
+    rows : list of dict, optional
+        :func:`lib.training_runs.load_control_runs` rows (default: the stored
+        ``controls`` sweep). Those at ``rho`` are drawn.
+    bayes_points : dict, optional
+        :func:`lib.bayes.load_bayes` (the default): ``(teacher, d, alpha)`` to a row with
+        ``"error"``, ``"se"`` and ``"rho"``.
+    rho : float
+        Label noise of the runs to draw (another ``rho`` than the stored runs' is refused).
+    level : float
+        Confidence level of each seed's interval, in (0, 1).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If no run is stored at ``rho``, the runs span more than
+        :data:`lib.teaching.plotting.MAX_COLUMNS` dimensions, or as :func:`control_seeds`.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>`.
+    """
+    rho = check_rho(rho)
+    rows = lib.training_runs.load_control_runs("controls") if rows is None else rows
+    stored = sorted({float(r["rho"]) for r in rows})
+    rows = [r for r in rows if float(r["rho"]) == rho]
+    if not rows:
+        raise ValueError(f"rho: the control runs have rho in {stored}; got {rho!r}")
+    seeds = control_seeds(rows, level)
+    bayes_points = lib.bayes.load_bayes() if bayes_points is None else bayes_points
+    dims = sorted({d for _, d, _, _ in seeds})
+    if len(dims) > lib.teaching.plotting.MAX_COLUMNS:
+        raise ValueError(
+            f"rows: the runs span the dimensions {dims}; at most {lib.teaching.plotting.MAX_COLUMNS} (one panel each)"
+        )
+    groups = sorted({(t, a) for t, _, a, _ in seeds})
+    fig, axes = lib.teaching.plotting.new_figure(ncols=len(dims), sharey=True, height=3.6)
+    axes = np.atleast_1d(axes)
+    shift = dict(zip(CONTROL_KINDS, (-0.25, 0.0, 0.25)))
+    labelled = set()
+    for ax, d in zip(axes, dims):
+        ax.axhline(0.0, color="0.1", ls="--", lw=1.3, label=r"context-free error $e_{\mathrm{cf}}(d)$")
+        for j, (t, a) in enumerate(groups):
+            for kind in CONTROL_KINDS:
+                s = seeds.get((t, d, a, kind))
+                if s is None:
+                    continue
+                n = s["diff"].size
+                x = j + shift[kind] + (np.linspace(-0.08, 0.08, n) if n > 1 else np.zeros(1))
+                lib.teaching.plotting.sim_points(
+                    ax,
+                    x,
+                    s["diff"],
+                    s["half"],
+                    color=KIND_COLORS[kind],
+                    marker=_MARKERS[kind],
+                    ms=3.5,
+                    mew=1.0,
+                    elinewidth=0.8,
+                    capsize=0,
+                    label=None if kind in labelled else KIND_LABELS[kind],
+                )
+                labelled.add(kind)
+            b = bayes_points.get((t, d, a))
+            if b is not None and float(b["rho"]) == rho:
+                e_cf = lib.theory.context_free_error(t, d, rho)
+                lib.teaching.plotting.sim_points(
+                    ax,
+                    [j],
+                    [float(b["error"]) - e_cf],
+                    [float(b["se"])],
+                    color="0.1",
+                    marker="_",
+                    ms=26,
+                    mew=1.8,
+                    label=None if "bayes" in labelled else "Bayes error (Monte Carlo)",
+                )
+                labelled.add("bayes")
+        ax.set_xticks(range(len(groups)), [f"{_TEACHER_TICKS.get(t, t)}\n$\\alpha = {a:g}$" for t, a in groups])
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.grid(False, axis="x")
+        ax.set_title(rf"$d = {d}$")
+    axes[0].set_ylabel(r"test error $-\ e_{\mathrm{cf}}(d)$")
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes[1:]:  # a point drawn in one panel only still gets its entry
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    return fig

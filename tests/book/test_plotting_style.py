@@ -195,3 +195,19 @@ def test_stored_sweep_figure_draws_the_theory_at_the_runs_rho():
     }
     assert len(groups[0.5]) == 3 and len(groups[0.1]) > 3  # one point per (kind, alpha) at each rho
     assert drawn == {rho: len(g) for rho, g in groups.items()}
+
+
+def test_control_figure_follows_the_style():
+    # chapter 7's figure of the control sweep: column wide, fonts, inside the canvas,
+    # and its two-line tick labels apart
+    pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
+    from lib.teaching import training_widgets
+
+    fig = training_widgets.control_figure()
+    assert fig.get_size_inches()[0] == pytest.approx(plotting.COLUMN_WIDTH)
+    assert min(_font_sizes(fig)) >= plotting.MIN_FONT_PT
+    assert not _overlapping_tick_labels(fig)
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer)
+    assert box.x0 >= -1 and box.y0 >= -1
+    assert box.x1 <= fig.get_size_inches()[0] + 0.02 and box.y1 <= fig.get_size_inches()[1] + 0.02
