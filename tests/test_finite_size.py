@@ -546,6 +546,12 @@ def _set_field(line: str, column: str, text: str) -> str:
         (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "nan")] + ls[3:], 3, "kappa: 'nan' is not allowed"),
         (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "-inf")] + ls[3:], 3, "kappa: '-inf' is not allowed"),
         (lambda ls: ls[:3] + [_set_field(ls[3], "icl_se", "-0.004")], 4, "icl_se: '-0.004' is negative"),
+        # a negative parameter (before: loaded silently, a point of no model)
+        (lambda ls: ls[:2] + [_set_field(ls[2], "alpha", "-1.0")] + ls[3:], 3, "alpha: '-1.0' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "-0.5")] + ls[3:], 3, "kappa: '-0.5' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "tau", "-2")] + ls[3:], 3, "tau: '-2' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "rho", "-1e-3")] + ls[3:], 3, "rho: '-1e-3' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "lam", "-0.1")] + ls[3:], 3, "lam: '-0.1' is negative"),
         (lambda ls: ls[:3] + [_set_field(ls[3], "idg_se", "-1e-3")], 4, "idg_se: '-1e-3' is negative"),
         (lambda ls: ls[:1] + [_set_field(ls[1], "variant", "")] + ls[2:], 2, "variant: empty"),
         (lambda ls: ls[:1] + ["", ""] + [_set_field(ls[1], "d", "x")] + ls[2:], 4, "d: 'x'"),  # blank lines count

@@ -114,8 +114,8 @@ def _path(experiment: Any, data_dir: str | Path | None) -> Path:
 
 #: Smallest allowed value of each integer column.
 _INT_LOW = {"d": 1, "draw": 0, "seed": 0, "n_test": 0}
-#: Float columns that must be ``>= 0`` (standard errors and timings).
-_NONNEGATIVE = frozenset({"icl_se", "idg_se", "seconds"})
+#: Float columns that must be ``>= 0``: the model's parameters, standard errors and timings.
+_NONNEGATIVE = frozenset({"alpha", "kappa", "tau", "rho", "lam", "icl_se", "idg_se", "seconds"})
 
 
 def _convert(name: str, text: str, where: str) -> Any:
@@ -140,8 +140,9 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
     The file is read as UTF-8 (a leading byte-order mark is allowed). Every row must have
     exactly the fields of :data:`COLUMNS`: ``d, draw, seed, n_test`` integers (``d >= 1``,
     the others ``>= 0``; seeds are exact Python ints), the text columns non-empty, the
-    other columns numbers, finite except ``kappa`` (which may be ``inf``), with
-    ``icl_se, idg_se, seconds >= 0``. Blank lines are skipped.
+    other columns numbers, finite except ``kappa`` (which may be ``inf``), with the
+    parameters ``alpha, kappa, tau, rho, lam`` and ``icl_se, idg_se, seconds >= 0``.
+    Blank lines are skipped.
 
     Each (configuration, ``d``, ``draw``) has at most one row: a repeated row, even an
     exact copy, is refused rather than counted as another draw. The script that writes
@@ -176,8 +177,8 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
         line break (a file cut, possibly inside its last number), fewer or more rows
         than the ``rows`` of the JSON sidecar ``finite_size_<experiment>.json`` when
         there is one, a non-integer in an integer column, a field that is not a
-        number, a non-finite value where a finite one is required, a negative standard
-        error or time, two rows of the same configuration and ``d`` with the same draw
+        number, a non-finite value where a finite one is required, a negative
+        parameter, standard error or time, two rows of the same configuration and ``d`` with the same draw
         or the same seed (the message gives both lines), a text with a control
         character, a row whose ``experiment`` is not the file's.
     """
