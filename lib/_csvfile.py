@@ -16,7 +16,8 @@ What is refused, for every file:
   otherwise read as another, valid number;
 - a file with fewer or more rows than the ``rows`` recorded in its JSON sidecar
   (``<name>.json`` next to ``<name>.csv``, written by the scripts that make the data),
-  when there is one: a file cut at a line break;
+  when there is one: a file cut at a line break; a sidecar that is not a JSON object,
+  or whose ``rows`` is not a non-negative integer;
 - whatever the loader's ``convert`` refuses in a field (unparsable or non-finite
   numbers, non-integers in an integer column, ...);
 - two rows with the same key (the same configuration and seed), with both line numbers.
@@ -119,7 +120,13 @@ def _sidecar_rows(path: Path) -> int | None:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{meta_path}:1: (json): the sidecar of {path.name} is not valid JSON: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("file") != path.name:
+    if not isinstance(meta, dict):
+        # a sidecar that is not a record at all would switch the truncation check off unseen
+        raise ValueError(
+            f"{meta_path}:1: (json): the sidecar of {path.name} is a JSON {type(meta).__name__}, not an object; "
+            "it is corrupt"
+        )
+    if meta.get("file") != path.name:
         return None  # not a record of this file
     if "rows" not in meta:
         return None  # a sidecar that records no row count
@@ -183,8 +190,8 @@ def read_rows(
     columns = tuple(columns)
     try:
         raw = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{path}:0: (file): cannot be read: {exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a path with a NUL byte
+        raise ValueError(f"{path!s:.200}:0: (file): cannot be read: {exc}") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

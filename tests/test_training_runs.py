@@ -229,6 +229,12 @@ def test_load_runs_bad_sidecar_and_names(tmp_path):
         (tmp_path / "training_transformers.json").write_text(json.dumps({**meta, "rows": rows}))
         with pytest.raises(ValueError, match=r"training_transformers.json:1: rows: .* is not a row count"):
             tr.load_runs("transformers", tmp_path)
+    # a sidecar that is JSON but no object (a list, a number, a string): refused, not
+    # skipped (before, it switched the truncation check off without a word)
+    for other in ([meta], 54, "training_transformers.csv", None):
+        (tmp_path / "training_transformers.json").write_text(json.dumps(other))
+        with pytest.raises(ValueError, match=r"training_transformers.json:1: \(json\): .* not an object"):
+            tr.load_runs("transformers", tmp_path)
     (tmp_path / "training_transformers.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "rows"}))
     assert len(tr.load_runs("transformers", tmp_path)) == meta["rows"]
     with pytest.raises(ValueError, match="no file"):
