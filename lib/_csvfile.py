@@ -19,7 +19,7 @@ What is refused, for every file:
   when there is one: a file cut at a line break; a sidecar that is not a JSON object,
   or whose ``rows`` is not a non-negative integer;
 - whatever the loader's ``convert`` refuses in a field (unparsable or non-finite
-  numbers, non-integers in an integer column, ...);
+  numbers, non-integers in an integer column, integers beyond int64, ...);
 - two rows with the same key (the same configuration and seed), with both line numbers.
 
 Blank lines are skipped (and counted in the line numbers).
@@ -56,13 +56,20 @@ def to_text(name: str, text: str, where: str) -> str:
     return text
 
 
+#: Largest integer field: numpy's int64, the type of the integer columns of the tables.
+INT_MAX = 2**63 - 1
+
+
 def to_int(name: str, text: str, where: str, low: int | None = None) -> int:
-    """An integer field, exact (a 63-bit seed keeps every digit); ValueError if not one."""
+    """An integer field, exact (a 63-bit seed keeps every digit), at most :data:`INT_MAX`;
+    ValueError if not one."""
     if not _INT_TEXT.fullmatch(text):
         raise ValueError(f"{where}: {name}: {text!r} is not an integer (digits only, e.g. '12')")
     value = int(text)
     if low is not None and value < low:
         raise ValueError(f"{where}: {name}: {value} is not allowed; it must be >= {low}")
+    if value > INT_MAX:
+        raise ValueError(f"{where}: {name}: {value} is not allowed; it must be <= 2**63 - 1 (an int64)")
     return value
 
 

@@ -132,6 +132,9 @@ CORRUPT_RUNS = {
     "seed as float": (_at(1, lambda s: _set(s, "seed", "5.281334946490407e+18")), 2, "seed: '5.281334946490407e+18'"),
     "seed with .0": (_at(1, lambda s: _set(s, "seed", "5281334946490407161.0")), 2, "seed: '5281334946490407161.0'"),
     "negative seed": (_at(1, lambda s: _set(s, "seed", "-3")), 2, "seed: -3 is not allowed"),
+    # beyond int64 (before: loaded; every table of the seeds then raised a bare OverflowError)
+    "seed 2**63": (_at(1, lambda s: _set(s, "seed", str(2**63))), 2, f"seed: {2**63} is not allowed; it must be <= 2**63 - 1"),
+    "steps 2**70": (_at(2, lambda s: _set(s, "steps", str(2**70))), 3, f"steps: {2**70} is not allowed; it must be <="),
     "d as float": (_at(1, lambda s: _set(s, "d", "8.0")), 2, "d: '8.0' is not an integer"),
     "zero d": (_at(1, lambda s: _set(s, "d", "0")), 2, "d: 0 is not allowed"),
     "negative error": (_at(1, lambda s: _set(s, "icl", "-0.5")), 2, "icl: '-0.5' is negative"),

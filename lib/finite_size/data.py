@@ -139,10 +139,10 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
 
     The file is read as UTF-8 (a leading byte-order mark is allowed). Every row must have
     exactly the fields of :data:`COLUMNS`: ``d, draw, seed, n_test`` integers (``d >= 1``,
-    the others ``>= 0``; seeds are exact Python ints), the text columns non-empty, the
-    other columns numbers, finite except ``kappa`` (which may be ``inf``), with the
-    parameters ``alpha, kappa, tau, rho, lam`` and ``icl_se, idg_se, seconds >= 0``.
-    Blank lines are skipped.
+    the others ``>= 0``, all ``<= 2**63 - 1``, an int64; seeds are exact Python ints),
+    the text columns non-empty, the other columns numbers, finite except ``kappa``
+    (which may be ``inf``), with the parameters ``alpha, kappa, tau, rho, lam`` and
+    ``icl_se, idg_se, seconds >= 0``. Blank lines are skipped.
 
     Each (configuration, ``d``, ``draw``) has at most one row: a repeated row, even an
     exact copy, is refused rather than counted as another draw. The script that writes
@@ -238,6 +238,9 @@ def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -
     ValueError
         If a filter names an unknown column, or no row matches (the message lists the
         values present in the filtered columns).
+    TypeError
+        If a filter's value is not a str, a real number (not a bool), or a list, tuple
+        or set of them.
 
     Examples
     --------
@@ -247,6 +250,15 @@ def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -
     unknown = sorted(set(filters) - set(COLUMNS))
     if unknown:
         raise ValueError(f"filters must be column names among {COLUMNS}; got unknown {unknown}")
+    for name, wanted in filters.items():
+        for value in wanted if isinstance(wanted, (list, tuple, set, frozenset)) else (wanted,):
+            number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                value, (bool, np.bool_)
+            )
+            if not (isinstance(value, str) or number):
+                raise TypeError(
+                    f"filter {name} must be a str, a real number, or a list, tuple or set of them; got {wanted!r}"
+                )
     rows = load(experiment, data_dir)
     kept = [r for r in rows if all(_matches(r[k], v) for k, v in filters.items())]
     if not kept:
