@@ -16,9 +16,10 @@ What is refused, for every file:
   otherwise read as another, valid number;
 - a file with fewer or more rows than the ``rows`` recorded in its JSON sidecar
   (``<name>.json`` next to ``<name>.csv``, written by the scripts that make the data),
-  when there is one: a file cut at a line break;
+  when there is one: a file cut at a line break; a sidecar that is not a JSON object,
+  or whose ``rows`` is not a non-negative integer;
 - whatever the loader's ``convert`` refuses in a field (unparsable or non-finite
-  numbers, non-integers in an integer column, ...);
+  numbers, non-integers in an integer column, integers beyond int64, ...);
 - two rows with the same key (the same configuration and seed), with both line numbers.
 
 Blank lines are skipped (and counted in the line numbers).
@@ -55,13 +56,20 @@ def to_text(name: str, text: str, where: str) -> str:
     return text
 
 
+#: Largest integer field: numpy's int64, the type of the integer columns of the tables.
+INT_MAX = 2**63 - 1
+
+
 def to_int(name: str, text: str, where: str, low: int | None = None) -> int:
-    """An integer field, exact (a 63-bit seed keeps every digit); ValueError if not one."""
+    """An integer field, exact (a 63-bit seed keeps every digit), at most :data:`INT_MAX`;
+    ValueError if not one."""
     if not _INT_TEXT.fullmatch(text):
         raise ValueError(f"{where}: {name}: {text!r} is not an integer (digits only, e.g. '12')")
     value = int(text)
     if low is not None and value < low:
         raise ValueError(f"{where}: {name}: {value} is not allowed; it must be >= {low}")
+    if value > INT_MAX:
+        raise ValueError(f"{where}: {name}: {value} is not allowed; it must be <= 2**63 - 1 (an int64)")
     return value
 
 
@@ -119,7 +127,13 @@ def _sidecar_rows(path: Path) -> int | None:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{meta_path}:1: (json): the sidecar of {path.name} is not valid JSON: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("file") != path.name:
+    if not isinstance(meta, dict):
+        # a sidecar that is not a record at all would switch the truncation check off unseen
+        raise ValueError(
+            f"{meta_path}:1: (json): the sidecar of {path.name} is a JSON {type(meta).__name__}, not an object; "
+            "it is corrupt"
+        )
+    if meta.get("file") != path.name:
         return None  # not a record of this file
     if "rows" not in meta:
         return None  # a sidecar that records no row count
@@ -183,8 +197,8 @@ def read_rows(
     columns = tuple(columns)
     try:
         raw = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{path}:0: (file): cannot be read: {exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a path with a NUL byte
+        raise ValueError(f"{path!s:.200}:0: (file): cannot be read: {exc}") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -476,8 +476,11 @@ def _point_key(label: Any) -> tuple[str, int, float] | None:
         return None
 
 
-def _check_sidecar(path: Path, rows: list[dict[str, Any]], required: bool) -> None:
-    """Each row's seed, n_contexts, rho and settings as the JSON sidecar records them."""
+def _check_sidecar(path: Path, rows: list[dict[str, Any]], wheres: list[str], required: bool) -> None:
+    """Each row's seed, n_contexts, rho and settings as the JSON sidecar records them.
+
+    ``wheres[i]`` is ``"<path>:<line>"`` of ``rows[i]``, for the messages.
+    """
     meta_path = path.with_suffix(".json")
     if not meta_path.is_file():
         if required:
@@ -491,15 +494,15 @@ def _check_sidecar(path: Path, rows: list[dict[str, Any]], required: bool) -> No
         raise ValueError(f"{meta_path}:1: settings/points: not a dict and a list of dicts; the sidecar is corrupt")
     by_key = {_point_key(p.get("label")): p for p in points}
     recorded = {**settings, "rho": meta["rho"]} if "rho" in meta else dict(settings)
-    for i, row in enumerate(rows):
+    for where, row in zip(wheres, rows):
         key, label = (row["teacher"], row["d"], row["alpha"]), f"{row['teacher']}:{row['d']}:{row['alpha']!r}"
         want = {**recorded, **{k: v for k, v in by_key.get(key, {}).items() if k in row}}
         if points and key not in by_key:
-            raise ValueError(f"{path}: {label}: row {i + 1} is a point {meta_path.name} does not record")
+            raise ValueError(f"{where}: teacher, d, alpha: the point {label} is not one {meta_path.name} records")
         for name, value in want.items():
             if name in row and row[name] != value:
                 raise ValueError(
-                    f"{path}: {name}: row {i + 1} ({label}) has {row[name]!r}, but {meta_path.name} records "
+                    f"{where}: {name}: {row[name]!r} at the point {label}, but {meta_path.name} records "
                     f"{value!r} (an edited row or an out-of-date sidecar?)"
                 )
 
@@ -535,8 +538,14 @@ def load_bayes(path: str | Path | None = None) -> dict[tuple[str, int, float], d
         raise TypeError(f"path must be a str, a pathlib.Path or None; got {type(path).__name__} {path!r}")
     key = lambda r: (r["teacher"], r["d"], r["alpha"])  # noqa: E731
     path = Path(path)
-    rows = _csvfile.read_rows(path, BAYES_COLUMNS, _convert, check_row=_check_row, keys=[(key, "same point")])
-    _check_sidecar(path, rows, required=default)
+    wheres: list[str] = []  # "<path>:<line>" of each row, for the sidecar's messages
+
+    def check_row(row: dict[str, Any], where: str) -> None:
+        _check_row(row, where)
+        wheres.append(where)
+
+    rows = _csvfile.read_rows(path, BAYES_COLUMNS, _convert, check_row=check_row, keys=[(key, "same point")])
+    _check_sidecar(path, rows, wheres, required=default)
     return {key(r): r for r in rows}
 
 
@@ -583,7 +592,8 @@ def gap_share(
     ------
     ValueError
         If ``gap`` is not positive, a half-width or standard error is negative, the
-        inputs do not broadcast together, or ``level`` is not in (0, 1).
+        inputs do not broadcast together, ``level`` is not in (0, 1), or the share or its
+        half-width is beyond float64 (a gap vanishingly small against the gain).
     TypeError
         If an input is not a real number or an array of them.
 
@@ -604,7 +614,20 @@ def gap_share(
         shapes = [np.shape(v) for v in (gain, gap, gain_half, gap_se)]
         raise ValueError(f"gain, gap, gain_half and gap_se must broadcast together; got shapes {shapes}") from exc
     z = float(stats.norm.ppf(0.5 + level / 2))
-    share = g / dd
-    half_gain = hg / dd
-    half_gap = z * np.abs(share) * sd / dd
-    return {"share": share, "half": np.hypot(half_gain, half_gap), "half_gain": half_gain, "half_gap": half_gap}
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        share = g / dd
+        half_gain = hg / dd
+        half_gap = z * np.abs(share) * sd / dd
+        half = np.hypot(half_gain, half_gap)
+    if not (np.all(np.isfinite(share)) and np.all(np.isfinite(half))):
+        raise ValueError(
+            "gap_share: the share or its half-width is beyond float64 at "
+            f"gain = {_shown(gain)}, gap = {_shown(gap)}, gain_half = {_shown(gain_half)}, gap_se = {_shown(gap_se)}; "
+            "the gap must not be vanishingly small against the gain and the uncertainties"
+        )
+    return {"share": share, "half": half, "half_gain": half_gain, "half_gap": half_gap}
+
+
+def _shown(value: Any) -> str:
+    """A short text of an argument for a message (its shape when it is large)."""
+    return repr(np.asarray(value).tolist()) if np.size(value) <= 8 else f"(an array of shape {np.shape(value)})"

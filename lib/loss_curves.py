@@ -129,8 +129,8 @@ def late_loss_drop(runs: Sequence[CurveLike]) -> float:
         If ``runs`` is not a sequence (a single row or a string), or a curve is not an
         array of real numbers.
     ValueError
-        If ``runs`` is empty, a curve is not 1-D and finite, the shortest curve has fewer
-        than :data:`MIN_POINTS` points, or :math:`Q_4 \le 0` (a loss is positive).
+        If ``runs`` is empty, a curve is not 1-D and finite or holds a negative loss, the
+        shortest curve has fewer than :data:`MIN_POINTS` points, or :math:`Q_4 \le 0`.
 
     Notes
     -----
@@ -182,7 +182,12 @@ def _run_curve(i: int, run: Any) -> np.ndarray:
     if arr is None or arr.dtype.kind not in "iuf":
         kind = type(run).__name__ if arr is None else f"dtype {arr.dtype}"
         raise TypeError(f"{name} must be a 1-D array of real numbers (not bool, str or complex); got {kind}")
-    return as_float_array(name, arr, 1)
+    curve = as_float_array(name, arr, 1)
+    negative = np.nonzero(curve < 0)[0]
+    if negative.size:
+        j = int(negative[0])
+        raise ValueError(f"{name} must hold losses >= 0; entry {j} is {float(curve[j])!r}")
+    return curve
 
 
 def plateau_exit(row: Mapping[str, Any], level: float, margin: float = 0.05, block: int = 400) -> int | None:
@@ -198,7 +203,8 @@ def plateau_exit(row: Mapping[str, Any], level: float, margin: float = 0.05, blo
     row : dict
         A row of a stored ``controls`` or ``full_la`` sweep.
     level : float
-        The plateau's loss (chapter 7: the context-free error :math:`e_{cf}(d)`), finite.
+        The plateau's loss (chapter 7: the context-free error :math:`e_{cf}(d)`), finite
+        and ``> margin``.
     margin : float, default 0.05
         How far below ``level`` a block must be, finite and ``> 0``.
     block : int, default 400
@@ -215,8 +221,9 @@ def plateau_exit(row: Mapping[str, Any], level: float, margin: float = 0.05, blo
         If ``level`` or ``margin`` is not a number, or ``block`` not an integer.
     ValueError
         If the row's curve is invalid (:func:`loss_curve`), ``level`` or ``margin`` is
-        not finite (``margin`` not positive), or ``block`` is not a positive multiple of
-        ``loss_every`` no longer than the curve.
+        not finite (``margin`` not positive), ``level - margin <= 0`` (a threshold no
+        loss can fall below), or ``block`` is not a positive multiple of ``loss_every``
+        no longer than the curve.
 
     Notes
     -----
@@ -234,12 +241,19 @@ def plateau_exit(row: Mapping[str, Any], level: float, margin: float = 0.05, blo
     steps, loss = loss_curve(row)
     k = int(steps[0])
     for name, value in (("level", level), ("margin", margin)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        number = value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value  # a 0-d array
+        if isinstance(number, (bool, np.bool_)) or not isinstance(number, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name} must be a finite number; got {value!r}")
-        if not math.isfinite(value):
+        if not math.isfinite(number):
             raise ValueError(f"{name} must be a finite number; got {value!r}")
+    level, margin = float(level), float(margin)
     if margin <= 0:
         raise ValueError(f"margin must be > 0; got {margin!r}")
+    if not level - margin > 0:
+        raise ValueError(
+            f"level - margin must be > 0: a loss is >= 0, so no block falls below {level - margin!r}; "
+            f"got level = {level!r}, margin = {margin!r}"
+        )
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)):
         raise TypeError(f"block must be an integer number of steps; got {block!r}")
     if not (block > 0 and block % k == 0 and block <= k * loss.size):

@@ -232,7 +232,8 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
     The file must have the columns :data:`RUN_COLUMNS` (written by
     ``scripts/make_training.py``). Integer columns (``experiment_index, config_index, d,
     width, layers, steps, batch, draw, seed, n_test, ell, n``) are read as exact Python
-    ints, so a 63-bit ``seed`` reruns the same network; ``kappa`` may be ``inf``; every
+    ints (at most ``2**63 - 1``, an int64), so a 63-bit ``seed`` reruns the same
+    network; ``kappa`` may be ``inf``; every
     other number must be finite (the parameters ``alpha, kappa, tau, rho, lr,
     init_scale``, errors, standard errors and times ``>= 0``). The
     columns ``icl_ls, icl_ls_se, gamma_rel_diff, gamma_norm, gamma_norm_ls, icl_wmn,
@@ -268,7 +269,7 @@ def load_runs(experiment: str, data_dir: Any = None) -> list[dict[str, Any]]:
         extra field, a last line without a line break (a file cut, possibly inside its
         last number), fewer or more rows than the JSON sidecar records (or a sidecar whose
         row count is not a non-negative integer), a non-integer in an integer column
-        (``12.0``, ``1e3``), an unparsable number, NaN or an infinity where a finite
+        (``12.0``, ``1e3``) or one beyond int64, an unparsable number, NaN or an infinity where a finite
         number is required, a negative parameter, error or time, a linear-attention
         column filled in the wrong kind of row or left empty, and a repeated row (both
         lines are named), a text with a control character, a row of another experiment.

@@ -15,11 +15,15 @@ read, so a cell that prints ``PASS: <lab>: ...`` earns nothing. Only a check's o
 counts: the grader notes which cell was running when each line was written, and keeps a
 line only if that cell is a check cell of the line's lab (a cell that calls
 ``labs.check(..., name=<lab>)``) and, when the notebook's source in the book is at hand
-(its ``lib_labs`` metadata names it), has the source of the book's check cell. A line
-that a student's cell writes into the file, or that a check the student wrote or edited
-writes, is ignored and counted in the run status. (What runs in the kernel can still
-replace ``labs.check`` itself before the check cell: the grader cannot see inside the
-kernel. Grade untrusted notebooks in a container, and read the executed copies.) The verdicts are
+(its ``lib_labs`` metadata names it), has the source of the book's check cell, ran to
+its end without raising, and wrote no more records of the lab than it calls the check
+for it. A line that a student's cell writes into the file, that a check the student
+wrote or edited writes, or that the student's function writes while the check runs it
+(and then stops the check: raises ``KeyboardInterrupt``, hangs, kills the kernel, or
+lets the check write its own record too) is ignored and counted in the run status.
+(What runs in the kernel can still replace ``labs.check`` itself before the check cell,
+or rewrite the file between two reads: the grader cannot see inside the kernel. Grade
+untrusted notebooks in a container, and read the executed copies.) The verdicts are
 ``PASS``, ``FAIL`` (with the number of failing cases), ``NOT ATTEMPTED``, ``LAB
 ERROR``, ``NOT ACCEPTED`` when the student's function calls the library function the
 lab asks them to write (the check's ``not accepted: your function calls
@@ -223,21 +227,40 @@ def check_cell_labs(cell: nbformat.NotebookNode) -> list[str]:
 
 def own_records(records: list[dict], nb: nbformat.NotebookNode) -> tuple[list[dict], int]:
     """The records a lab's own check cell wrote (:func:`records_by_cell`), and the
-    number of the others (written by another cell, by a check cell of another lab, by a
-    check cell whose source differs from the book's, or while no cell ran)."""
+    number of the others.
+
+    Ignored are the records written by another cell, by a check cell of another lab, by
+    a check cell whose source differs from the book's, while no cell ran (or by a cell
+    that did not finish: the run timed out or the kernel died in it, see
+    :func:`run_notebook`), by a check cell that raised (a check does not raise in the
+    student edition, so the student's function stopped it after it had written a record
+    of its own), and every record of a lab from a check cell that wrote more of them
+    than it calls ``labs.check`` for that lab (a check writes one record per call, so the
+    others were written by the student's code during the check).
+    """
     book = book_check_sources(nb)
     kept, ignored = [], 0
     for rec in records:
         index = rec.get("cell")
         cell = nb.cells[index] if isinstance(index, int) and 0 <= index < len(nb.cells) else None
-        ok = cell is not None and rec["lab"] in check_cell_labs(cell)
+        ok = cell is not None and rec["lab"] in check_cell_labs(cell) and not _raised(cell)
         if ok and book is not None and rec["lab"] in book:
             ok = cell.source.strip() in book[rec["lab"]]
         if ok:
             kept.append(rec)
         else:
             ignored += 1
-    return kept, ignored
+    written: dict[tuple[int, str], int] = {}
+    for rec in kept:
+        written[rec["cell"], rec["lab"]] = written.get((rec["cell"], rec["lab"]), 0) + 1
+    extra = {key for key, n in written.items() if n > check_cell_labs(nb.cells[key[0]]).count(key[1])}
+    ignored += sum(written[key] for key in extra)
+    return [rec for rec in kept if (rec["cell"], rec["lab"]) not in extra], ignored
+
+
+def _raised(cell: nbformat.NotebookNode) -> bool:
+    """Whether an executed code cell has an error output."""
+    return any(o.get("output_type") == "error" for o in cell.get("outputs", []))
 
 
 def verdicts(records: list[dict], labs: list[str]) -> list[LabResult]:
@@ -350,7 +373,8 @@ def run_notebook(
     cells that raised before), or ``"could not run: <error>"``. If ``chunks`` is a list,
     ``(cell_index, data)`` is appended to it after each cell: the bytes the cell appended
     to ``record``, read at once (a later cell that rewrites the file changes nothing);
-    bytes that appeared between cells come with the index None.
+    bytes that appeared between cells, or that the cell running when the run stopped
+    (timed out, kernel died) wrote, come with the index None.
     """
     deadline = time.monotonic() + timeout
     running: dict[str, int] = {}
@@ -396,7 +420,10 @@ def run_notebook(
         env[RECORD_ENV] = str(record)
 
     def stopped(what: str) -> str:  # the cell that was running, and the cells that raised before it
-        collect(running.get("index"))  # what the stopped cell wrote before it stopped
+        # what the stopped cell wrote before it stopped: not a finished check's record (the
+        # student's function, which the check calls, may have written it and then hung or
+        # killed the kernel), so it comes with the index None, which own_records ignores
+        collect(None)
         where = f" {running_where(nb, running['index'])}" if "index" in running else ""
         return "; ".join([what + where] + raised_cells(nb))
 
@@ -442,7 +469,8 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
         try:
             nb = nbformat.read(path, as_version=4)
         except Exception as err:  # noqa: BLE001 - not JSON, not a notebook, missing
-            sub.run = f"unreadable: {type(err).__name__}: {str(err)[:200]}"
+            what = "" if isinstance(err, (OSError, ValueError)) else "not a Jupyter notebook (a JSON object); "
+            sub.run = f"unreadable: {what}{type(err).__name__}: {str(err)[:200]}"
             results.append(sub)
             print(f"{student}: {path}: {sub.run}", flush=True)
             continue
@@ -458,7 +486,7 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
         sub.seconds = time.monotonic() - start
         sub.labs = verdicts(records, labs)
         if ignored:
-            note = f"{ignored} verdict record(s) not written by a lab's own check cell ignored"
+            note = f"{ignored} verdict record(s) ignored (not the record of a lab's own check cell run to its end)"
             sub.run = note if sub.run == "ok" else f"{sub.run}; {note}"
         target = out / "executed" / student / path.name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -282,18 +282,21 @@ BAD_ROWS = [
     ({"acceptance": "1.5"}, r":2: acceptance: 1.5 is not allowed; it must be <= 1"),
     ({"ell": "17"}, r":2: ell: 17 is not round\(alpha \* d\) = 16"),
     ({"error": "0.05"}, r":2: error: 0.05 is below rho = 0.1"),
-    ({"seed": "1"}, r"seed: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 20269226"),
-    ({"n_temps": "1"}, r"n_temps: row 1 \(h2:8:2.0\) has 1, but bayes_error.json records 8"),
-    ({"alpha": "2.0000000001"}, r"h2:8:2.0000000001: row 1 is a point bayes_error.json does not record"),
+    ({"seed": "1"}, r"bayes_error.csv:2: seed: 1 at the point h2:8:2.0, but bayes_error.json records 20269226"),
+    ({"n_temps": "1"}, r"bayes_error.csv:2: n_temps: 1 at the point h2:8:2.0, but bayes_error.json records 8"),
+    (
+        {"alpha": "2.0000000001"},
+        r"bayes_error.csv:2: teacher, d, alpha: the point h2:8:2.0000000001 is not one bayes_error.json records",
+    ),
 ]
 #: Edits of the sidecar (old text: new text) that disagree with the rows or corrupt it.
 BAD_SIDECARS = [
     (
         {'"seed": 20269226': '"seed": 20269227'},
-        r"seed: row 1 .* has 20269226, but bayes_error.json records 20269227",
+        r"bayes_error.csv:2: seed: 20269226 at .*, but bayes_error.json records 20269227",
     ),
-    ({'"n_keep": 6000': '"n_keep": 600'}, r"n_keep: row 1 .* has 6000, but bayes_error.json records 600"),
-    ({'"rho": 0.1': '"rho": 0.2'}, r"rho: row 1 .* has 0.1, but bayes_error.json records 0.2"),
+    ({'"n_keep": 6000': '"n_keep": 600'}, r"bayes_error.csv:2: n_keep: 6000 at .*, but bayes_error.json records 600"),
+    ({'"rho": 0.1': '"rho": 0.2'}, r"bayes_error.csv:2: rho: 0.1 at .*, but bayes_error.json records 0.2"),
     ({'"points": [': '"points": [3, '}, r"bayes_error.json:1: settings/points: .* the sidecar is corrupt"),
     ({"{": "{,"}, r"bayes_error.json:1: \(json\): the sidecar of bayes_error.csv is not valid JSON"),
 ]
@@ -306,6 +309,18 @@ BAD_SIDECARS = [
 def test_load_bayes_refuses_a_row_off_its_record_or_a_sidecar_that_disagrees(tmp_path, edit, match):
     with pytest.raises(ValueError, match=match):
         bayes.load_bayes(_stored_copy(tmp_path, **edit))
+
+
+def test_load_bayes_names_the_line_of_a_row_its_sidecar_disagrees_with(tmp_path):
+    # before, a disagreement with the sidecar named "row <k>" of the parsed rows, not the
+    # file's line: a blank line before it put the reader on the wrong line
+    path = _stored_copy(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = lines[3].split(",")
+    fields[bayes.BAYES_COLUMNS.index("seed")] = "7"
+    path.write_text("".join(lines[:2] + ["\n", lines[2], ",".join(fields)] + lines[4:]), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bayes_error.csv:5: seed: 7 at the point "):
+        bayes.load_bayes(path)
 
 
 def test_load_bayes_reads_a_good_copy_and_a_file_without_a_record(tmp_path):
@@ -362,3 +377,18 @@ def test_gap_share_bad_input():
         bayes.gap_share([0.1, 0.2], [0.5, 0.5, 0.5])
     with pytest.raises(TypeError, match="gain"):
         bayes.gap_share("a lot", 0.5)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [  # before, each returned inf silently: a share or half-width beyond float64
+        (1e308, 0.5),  # the share overflows
+        (0.3, 1e-320),  # a subnormal gap: the share overflows
+        (0.3, 0.5, 1e308, 0.0),  # h_G / D overflows
+        (1e300, 1e-300, 0.0, 1e300),  # z s sigma_D / D overflows
+        ([0.1, 1e308], [0.5, 1e-10], 0.0, 0.0),  # one entry of an array
+    ],
+)
+def test_gap_share_refuses_a_share_beyond_float64(args):
+    with pytest.raises(ValueError, match=r"gap_share: .* beyond float64 .* gain = "):
+        bayes.gap_share(*args)

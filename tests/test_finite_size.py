@@ -535,6 +535,13 @@ def _set_field(line: str, column: str, text: str) -> str:
         (lambda ls: ls[:1] + [_set_field(ls[1], "d", "12.0")] + ls[2:], 2, "d: '12.0' is not an integer"),
         (lambda ls: ls[:3] + [_set_field(ls[3], "seed", "1_000")], 4, "seed: '1_000' is not an integer"),
         (lambda ls: ls[:2] + [_set_field(ls[2], "n_test", "-1")] + ls[3:], 3, "n_test: -1 is not allowed"),
+        # beyond int64 (before: loaded; table and summarize then raised a bare OverflowError)
+        (lambda ls: ls[:2] + [_set_field(ls[2], "seed", str(2**63))] + ls[3:], 3, f"seed: {2**63} is not allowed"),
+        (
+            lambda ls: ls[:1] + [_set_field(ls[1], "d", str(2**70))] + ls[2:],
+            2,
+            f"d: {2**70} is not allowed; it must be <=",
+        ),
         (lambda ls: ls[:2] + [_set_field(ls[2], "draw", "")] + ls[3:], 3, "draw: '' is not an integer"),
         (lambda ls: ls[:1] + [_set_field(ls[1], "icl", "0.8x")] + ls[2:], 2, "icl: '0.8x' is not a number"),
         (lambda ls: ls[:1] + [_set_field(ls[1], "alpha", " 2.0")] + ls[2:], 2, "alpha: ' 2.0' is not a number"),
@@ -546,6 +553,12 @@ def _set_field(line: str, column: str, text: str) -> str:
         (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "nan")] + ls[3:], 3, "kappa: 'nan' is not allowed"),
         (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "-inf")] + ls[3:], 3, "kappa: '-inf' is not allowed"),
         (lambda ls: ls[:3] + [_set_field(ls[3], "icl_se", "-0.004")], 4, "icl_se: '-0.004' is negative"),
+        # a negative parameter (before: loaded silently, a point of no model)
+        (lambda ls: ls[:2] + [_set_field(ls[2], "alpha", "-1.0")] + ls[3:], 3, "alpha: '-1.0' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "kappa", "-0.5")] + ls[3:], 3, "kappa: '-0.5' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "tau", "-2")] + ls[3:], 3, "tau: '-2' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "rho", "-1e-3")] + ls[3:], 3, "rho: '-1e-3' is negative"),
+        (lambda ls: ls[:2] + [_set_field(ls[2], "lam", "-0.1")] + ls[3:], 3, "lam: '-0.1' is negative"),
         (lambda ls: ls[:3] + [_set_field(ls[3], "idg_se", "-1e-3")], 4, "idg_se: '-1e-3' is negative"),
         (lambda ls: ls[:1] + [_set_field(ls[1], "variant", "")] + ls[2:], 2, "variant: empty"),
         (lambda ls: ls[:1] + ["", ""] + [_set_field(ls[1], "d", "x")] + ls[2:], 4, "d: 'x'"),  # blank lines count
@@ -558,6 +571,17 @@ def test_load_rejects_a_bad_row_with_its_line(tmp_path, edit, line, match):
     path.write_text("\n".join(edit(lines)) + "\n")
     with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:{line}: {re.escape(match)}"):
         fs.load("toy", data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("wanted", [None, True, np.bool_(False), {"a": 1}, np.array([12, 16]), [12, None], (b"relu",)])
+def test_table_refuses_a_filter_that_is_no_value(wanted):
+    # before: a bare TypeError from the comparison (None, a dict), an ambiguous truth value
+    # (an array), or, for a bool, "no row matches" as if True were a dimension
+    with pytest.raises(
+        TypeError, match=r"^filter d must be a str, a real number, or a list, tuple or set of them; got "
+    ):
+        fs.table("smoke", d=wanted)
+    assert fs.table("smoke", d=[12, np.int64(16)], kappa=np.inf)["d"].size > 0
 
 
 def test_load_line_numbers_count_physical_lines(tmp_path):

@@ -118,6 +118,9 @@ def test_loss_curve_refuses_a_bad_row(row, message):
         ([None], TypeError, r"runs\[0\] .*got NoneType"),
         ([[1.0, [2.0]] * 3], TypeError, r"runs\[0\] .*got a ragged list"),
         ([[1e308] * 5, [1e308] * 5], ValueError, r"^runs: the mean loss overflows float64"),  # was NaN
+        # a negative loss (before: a drop computed from it, e.g. 6.0 for a curve ending at -5)
+        ([[1.0, 1.0, 1.0, 1.0, -5.0]], ValueError, r"^runs\[0\] \(its loss curve\) must hold losses >= 0; entry 4"),
+        ([np.ones(8), -np.ones(8)], ValueError, r"^runs\[1\] .*must hold losses >= 0; entry 0 is -1.0"),
     ],
 )
 def test_late_loss_drop_refuses_more_bad_input(runs, exc, message):
@@ -164,11 +167,23 @@ def test_plateau_exit_is_the_end_of_the_first_block_below_the_level():
         ({"level": 1.0, "block": 900}, ValueError, r"at most 800"),
         ({"level": 1.0, "block": 200.0}, TypeError, "block must be an integer"),
         ({"level": 1.0, "block": True}, TypeError, "block must be an integer"),
+        ({"level": np.bool_(True)}, TypeError, "level must be a finite number"),
+        ({"level": np.array([1.0, 2.0])}, TypeError, "level must be a finite number"),
+        # a threshold level - margin <= 0, which no loss can cross (before: None, silently)
+        ({"level": -1.0}, ValueError, r"level - margin must be > 0: .*got level = -1.0, margin = 0.05"),
+        ({"level": 0.05}, ValueError, r"level - margin must be > 0"),
+        ({"level": 1.0, "margin": 2.0}, ValueError, r"level - margin must be > 0: .*margin = 2.0"),
     ],
 )
 def test_plateau_exit_refuses_bad_input(kwargs, error, match):
     with pytest.raises(error, match=match):
         loss_curves.plateau_exit(_plateau_row([1.0] * 8), **kwargs)
+
+
+def test_plateau_exit_takes_0d_arrays():
+    # a 0-d array (a numpy reduction's result) is a number (before: TypeError)
+    row = _plateau_row([1.0] * 4 + [0.5] * 4)
+    assert loss_curves.plateau_exit(row, level=np.array(1.0), margin=np.float32(0.1), block=100) == 500
 
 
 def test_plateau_exit_reads_a_stored_row():

@@ -99,6 +99,11 @@ def test_source_values_missing_quantity_and_missing_file(tmp_path):
         source.source_values(path)
     with pytest.raises(ValueError, match=r":0: \(file\): cannot be read"):
         source.source_values(tmp_path / "absent.csv")
+    # a folder, and a path the system cannot open (a NUL byte: before, a bare "embedded
+    # null byte" that named no file)
+    for bad in (tmp_path, str(tmp_path / "source_formulas.csv") + "\x00x"):
+        with pytest.raises(ValueError, match=r":0: \(file\): cannot be read"):
+            source.source_values(bad)
     with pytest.raises(TypeError, match="path must be a str, a pathlib.Path or None; got int 3"):
         source.source_values(3)
 

@@ -132,6 +132,9 @@ CORRUPT_RUNS = {
     "seed as float": (_at(1, lambda s: _set(s, "seed", "5.281334946490407e+18")), 2, "seed: '5.281334946490407e+18'"),
     "seed with .0": (_at(1, lambda s: _set(s, "seed", "5281334946490407161.0")), 2, "seed: '5281334946490407161.0'"),
     "negative seed": (_at(1, lambda s: _set(s, "seed", "-3")), 2, "seed: -3 is not allowed"),
+    # beyond int64 (before: loaded; every table of the seeds then raised a bare OverflowError)
+    "seed 2**63": (_at(1, lambda s: _set(s, "seed", str(2**63))), 2, f"seed: {2**63} is not allowed; it must be <= 2**63 - 1"),
+    "steps 2**70": (_at(2, lambda s: _set(s, "steps", str(2**70))), 3, f"steps: {2**70} is not allowed; it must be <="),
     "d as float": (_at(1, lambda s: _set(s, "d", "8.0")), 2, "d: '8.0' is not an integer"),
     "zero d": (_at(1, lambda s: _set(s, "d", "0")), 2, "d: 0 is not allowed"),
     "negative error": (_at(1, lambda s: _set(s, "icl", "-0.5")), 2, "icl: '-0.5' is negative"),
@@ -228,6 +231,12 @@ def test_load_runs_bad_sidecar_and_names(tmp_path):
     for rows in ("54", 54.0, True, -1, None):
         (tmp_path / "training_transformers.json").write_text(json.dumps({**meta, "rows": rows}))
         with pytest.raises(ValueError, match=r"training_transformers.json:1: rows: .* is not a row count"):
+            tr.load_runs("transformers", tmp_path)
+    # a sidecar that is JSON but no object (a list, a number, a string): refused, not
+    # skipped (before, it switched the truncation check off without a word)
+    for other in ([meta], 54, "training_transformers.csv", None):
+        (tmp_path / "training_transformers.json").write_text(json.dumps(other))
+        with pytest.raises(ValueError, match=r"training_transformers.json:1: \(json\): .* not an object"):
             tr.load_runs("transformers", tmp_path)
     (tmp_path / "training_transformers.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "rows"}))
     assert len(tr.load_runs("transformers", tmp_path)) == meta["rows"]

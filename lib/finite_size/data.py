@@ -114,8 +114,8 @@ def _path(experiment: Any, data_dir: str | Path | None) -> Path:
 
 #: Smallest allowed value of each integer column.
 _INT_LOW = {"d": 1, "draw": 0, "seed": 0, "n_test": 0}
-#: Float columns that must be ``>= 0`` (standard errors and timings).
-_NONNEGATIVE = frozenset({"icl_se", "idg_se", "seconds"})
+#: Float columns that must be ``>= 0``: the model's parameters, standard errors and timings.
+_NONNEGATIVE = frozenset({"alpha", "kappa", "tau", "rho", "lam", "icl_se", "idg_se", "seconds"})
 
 
 def _convert(name: str, text: str, where: str) -> Any:
@@ -139,8 +139,9 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
 
     The file is read as UTF-8 (a leading byte-order mark is allowed). Every row must have
     exactly the fields of :data:`COLUMNS`: ``d, draw, seed, n_test`` integers (``d >= 1``,
-    the others ``>= 0``; seeds are exact Python ints), the text columns non-empty, the
-    other columns numbers, finite except ``kappa`` (which may be ``inf``), with
+    the others ``>= 0``, all ``<= 2**63 - 1``, an int64; seeds are exact Python ints),
+    the text columns non-empty, the other columns numbers, finite except ``kappa``
+    (which may be ``inf``), with the parameters ``alpha, kappa, tau, rho, lam`` and
     ``icl_se, idg_se, seconds >= 0``. Blank lines are skipped.
 
     Each (configuration, ``d``, ``draw``) has at most one row: a repeated row, even an
@@ -176,8 +177,8 @@ def load(experiment: str, data_dir: str | Path | None = None) -> list[dict[str, 
         line break (a file cut, possibly inside its last number), fewer or more rows
         than the ``rows`` of the JSON sidecar ``finite_size_<experiment>.json`` when
         there is one, a non-integer in an integer column, a field that is not a
-        number, a non-finite value where a finite one is required, a negative standard
-        error or time, two rows of the same configuration and ``d`` with the same draw
+        number, a non-finite value where a finite one is required, a negative
+        parameter, standard error or time, two rows of the same configuration and ``d`` with the same draw
         or the same seed (the message gives both lines), a text with a control
         character, a row whose ``experiment`` is not the file's.
     """
@@ -237,6 +238,9 @@ def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -
     ValueError
         If a filter names an unknown column, or no row matches (the message lists the
         values present in the filtered columns).
+    TypeError
+        If a filter's value is not a str, a real number (not a bool), or a list, tuple
+        or set of them.
 
     Examples
     --------
@@ -246,6 +250,15 @@ def table(experiment: str, data_dir: str | Path | None = None, **filters: Any) -
     unknown = sorted(set(filters) - set(COLUMNS))
     if unknown:
         raise ValueError(f"filters must be column names among {COLUMNS}; got unknown {unknown}")
+    for name, wanted in filters.items():
+        for value in wanted if isinstance(wanted, (list, tuple, set, frozenset)) else (wanted,):
+            number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                value, (bool, np.bool_)
+            )
+            if not (isinstance(value, str) or number):
+                raise TypeError(
+                    f"filter {name} must be a str, a real number, or a list, tuple or set of them; got {wanted!r}"
+                )
     rows = load(experiment, data_dir)
     kept = [r for r in rows if all(_matches(r[k], v) for k, v in filters.items())]
     if not kept:

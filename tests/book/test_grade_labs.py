@@ -408,7 +408,7 @@ def test_grade_ignores_verdicts_forged_by_a_students_cell(tmp_path, monkeypatch)
     }
     run = {r["student"]: r["run"] for r in rows}
     assert run["alice"] == "ok"
-    assert run["hal"] == "4 verdict record(s) not written by a lab's own check cell ignored"
+    assert run["hal"] == "4 verdict record(s) ignored (not the record of a lab's own check cell run to its end)"
 
 
 @pytest.mark.parametrize(
@@ -445,3 +445,94 @@ def test_the_command_line_refuses_bad_settings(tmp_path, capsys, extra, message)
 def test_grade_refuses_a_bad_timeout(tmp_path, timeout):
     with pytest.raises(ValueError, match=r"^timeout must be a finite number of seconds > 0"):
         grade_labs.grade([tmp_path / "x.ipynb"], tmp_path, timeout=timeout)
+
+
+# ------------------------- a record the student's function writes while the check runs it
+#: A cell that defines ``_forge(lab)``: append a PASS record for ``lab`` to the record file.
+_FORGE = (
+    "import json, os, threading, time\n"
+    "def _forge(lab):\n"
+    "    with open(os.environ['LIB_LABS_RECORD'], 'a') as fh:\n"
+    "        fh.write(json.dumps({'lab': lab, 'status': 'PASS', 'lines': ['agrees']}) + '\\n')\n"
+)
+#: A thread that waits for the check's record, then appends a forged one at once.
+_WATCH = (
+    "def _watch():\n"
+    "    path = os.environ['LIB_LABS_RECORD']\n"
+    "    size = lambda: os.path.getsize(path) if os.path.exists(path) else 0\n"
+    "    start = size()\n"
+    "    while size() == start:\n"
+    "        time.sleep(0.0005)\n"
+    "    _forge('doubling')\n"
+    "threading.Thread(target=_watch, daemon=True).start()\n"
+)
+
+
+def test_own_records_ignore_a_check_cell_that_raised_or_wrote_more_than_it_checks(tmp_path, monkeypatch):
+    monkeypatch.setattr(grade_labs, "ROOT", tmp_path)  # the book's notebook is not at hand
+    nb = _submission("return 3 * x")
+    at = next(i for i, c in enumerate(nb.cells) if grade_labs.check_cell_labs(c) == ["doubling"])
+    fail, forged = _rec("doubling", "FAIL", "case 1 of 2"), _rec("doubling", "PASS", "agrees")
+    # one record of the cell's one check: kept
+    assert grade_labs.own_records([{**fail, "cell": at}], nb) == ([{**fail, "cell": at}], 0)
+    # two records, one check: the student's function wrote one (before or after the check's)
+    two = [{**forged, "cell": at}, {**fail, "cell": at}]
+    assert grade_labs.own_records(two, nb) == ([], 2)
+    assert grade_labs.own_records(two[::-1], nb) == ([], 2)
+    # a cell that checks the lab twice writes two records: both kept
+    twice = nbformat.v4.new_notebook(cells=[code(nb.cells[at].source + "\n" + nb.cells[at].source)])
+    both = [{**fail, "cell": 0}, {**forged, "cell": 0}]
+    assert grade_labs.own_records(both, twice) == (both, 0)
+    # the check cell raised (a check does not, in the student edition): its record is ignored
+    nb.cells[at].outputs = [nbformat.v4.new_output("error", ename="KeyboardInterrupt", evalue="", traceback=[])]
+    assert grade_labs.own_records([{**forged, "cell": at}], nb) == ([], 1)
+
+
+@pytest.mark.slow
+def test_grade_ignores_a_record_the_students_function_writes_during_the_check(tmp_path, monkeypatch):
+    # before, each of these wrong submissions earned the point: the function the check calls
+    # wrote a PASS record and then stopped the check before it wrote its own (a raise the check
+    # lets through, a hang, a dead kernel), or a thread appended one right after the check's
+    monkeypatch.setattr(grade_labs, "ROOT", tmp_path)
+    (tmp_path / "book").mkdir()
+    nbformat.write(_instructor_notebook(), tmp_path / "book" / "toy.ipynb")
+
+    def student(body, extra=""):
+        return _submission(None, None, _FORGE + extra + "def double(x):\n" + body)
+
+    subs = {
+        "alice": _submission("return 2 * x", "return x * x"),  # right: still graded PASS
+        "ike": student("    _forge('doubling')\n    raise KeyboardInterrupt\n"),
+        "jan": student("    _forge('doubling')\n    os._exit(0)\n"),
+        "kim": student("    _forge('doubling')\n    time.sleep(10**6)\n"),
+        "lou": student("    _forge('doubling')\n    return 3 * x\n"),  # the check writes FAIL after it
+        "max": student("    return 3 * x\n", _WATCH),
+    }
+    # the forging cell comes before the square cell; move it before the doubling check
+    for nb in subs.values():
+        at = next((i for i, c in enumerate(nb.cells) if c.source.startswith(_FORGE)), None)
+        if at is not None:
+            cell = nb.cells.pop(at)
+            check = next(i for i, c in enumerate(nb.cells) if grade_labs.check_cell_labs(c) == ["doubling"])
+            nb.cells.insert(check, cell)
+    rows, _ = _grade(tmp_path, subs, HANG_TIMEOUT)
+    got = {student: verdict for (student, lab), (verdict, _) in _verdicts(rows).items() if lab == "doubling"}
+    assert got == {
+        "alice": "PASS",
+        "ike": grade_labs.NO_VERDICT,
+        "jan": grade_labs.NO_VERDICT,
+        "kim": grade_labs.NO_VERDICT,
+        "lou": grade_labs.NO_VERDICT,
+        "max": grade_labs.NO_VERDICT,
+    }
+    run = {r["student"]: r["run"] for r in rows}
+    assert run["alice"] == "ok"
+    for name in ("ike", "jan", "kim", "lou", "max"):
+        assert "verdict record(s) ignored" in run[name], (name, run[name])
+
+
+def test_grade_names_a_json_file_that_is_no_notebook(tmp_path):
+    path = tmp_path / "alice.ipynb"
+    path.write_text("[]")  # JSON, but no notebook (before: a bare AttributeError)
+    (sub,) = grade_labs.grade([path], tmp_path / "out", timeout=5)
+    assert sub.run.startswith("unreadable: not a Jupyter notebook (a JSON object); ")
