@@ -139,7 +139,7 @@ def sweep_figure(teacher: str = "h2", d: int = 8, rho: float = 0.1, rows: list |
     lib.teaching.plotting.plain_log_ticks(ax, "x")  # 2, 5, 10: no 2 x 10^0 labels
     ax.set_xlabel(r"context length $\alpha = \ell/d$")
     ax.set_ylabel(r"$e_{\mathrm{ICL}}$")
-    ax.legend(fontsize=8)
+    ax.legend()  # at the book's legend size, lib.teaching.plotting.MIN_FONT_PT
     return fig
 
 
