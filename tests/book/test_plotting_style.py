@@ -234,13 +234,22 @@ def test_sweep_figure_follows_the_style(teacher, d):
     assert box.x1 <= fig.get_size_inches()[0] + 0.02 and box.y1 <= fig.get_size_inches()[1] + 0.02
 
 
-def test_chapter_7_sets_no_font_below_the_minimum():
-    # the figures drawn in chapter 7's own cells (not by a lib function tested above)
+@pytest.mark.parametrize(
+    "chapter, notebook",
+    [
+        ("1", "hermite/basics.ipynb"),
+        ("6", "beyond/spectral.ipynb"),
+        ("7", "trained/networks.ipynb"),
+    ],
+)
+def test_chapter_7_sets_no_font_below_the_minimum(chapter, notebook):
+    # the figures drawn in a chapter's own cells (not by a lib function tested above)
     # keep the book's font sizes: a cell that sets a smaller one (legend(fontsize=8))
-    # or one that is not a plain number fails here. Other chapters still set legends at
-    # 7-8 pt: not checked yet.
-    nb = json.loads((Path(__file__).parents[2] / "book" / "trained" / "networks.ipynb").read_text())
+    # or one that is not a plain number fails here. Checked for chapters 1, 6 and 7;
+    # other chapters still set legends at 7-8 pt: not checked yet.
+    path = Path(__file__).parents[2] / "book" / notebook
+    nb = json.loads(path.read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     sizes = re.findall(r"\b(?:fontsize|labelsize|titlesize|title_fontsize)\s*=\s*([^,)\s]+)", code)
     small = [s for s in sizes if not re.fullmatch(r"[0-9.]+", s) or float(s) < plotting.MIN_FONT_PT]
-    assert not small, f"chapter 7 sets font sizes {small}; at least {plotting.MIN_FONT_PT:g} pt"
+    assert not small, f"chapter {chapter} sets font sizes {small}; at least {plotting.MIN_FONT_PT:g} pt"
