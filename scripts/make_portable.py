@@ -23,9 +23,18 @@ The HTML book's address comes from ``repository.url`` in ``_config.yml`` (the si
 source of addresses): ``https://github.com/OWNER/REPO`` is published at
 ``https://OWNER.github.io/REPO/`` (``--base-url`` overrides it).
 
+The instructor HTML book shows each exercise's solution just below it, so the student
+notebooks never link to an exercise or a solution of that book: a reference to an
+exercise is its number as text ("Exercise 7.1"), and the other links go to the
+instructor book as in the instructor notebooks. Where the student HTML edition (``make
+student``) is published, ``--student-base-url`` sends every link of the student
+notebooks there instead, exercises included (that edition has no solutions; a
+reference to a solution is still text).
+
 Usage (``make portable``, after ``make book``)::
 
     python scripts/make_portable.py [--root .] [--out _build/portable] [--base-url URL]
+        [--student-base-url URL]
 """
 
 from __future__ import annotations
@@ -125,6 +134,21 @@ def anchors(html_dir: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
+#: An exercise or a solution of the HTML book (sphinx-exercise's admonitions) and its id.
+_EXERCISE_DIV = re.compile(r'<div class="(?P<kind>exercise|solution)\b[^"]*" id="(?P<id>[^"]+)"')
+
+
+def exercise_ids(html_dir: Path) -> dict[str, set[str]]:
+    """The ids of the HTML book's exercises and of its solutions:
+    ``{"exercise": {...}, "solution": {...}}``."""
+    found: dict[str, set[str]] = {"exercise": set(), "solution": set()}
+    for page in sorted(html_dir.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for m in _EXERCISE_DIV.finditer(text):
+            found[m.group("kind")].add(m.group("id"))
+    return found
+
+
 def cite_texts(bib: Path) -> dict[str, tuple[str, str]]:
     """bibtex key -> (authors as cited, year), from the book's references.bib."""
     from pybtex.database import parse_file
@@ -187,9 +211,20 @@ def bib_anchors(bibliography: Path, bib: Path) -> dict[str, str]:
 class Portable:
     """Turns one chapter's Markdown into portable Markdown."""
 
-    def __init__(self, base: str, ids: dict, cites: dict, docname: str, bib_ids: dict | None = None):
+    def __init__(
+        self,
+        base: str,
+        ids: dict,
+        cites: dict,
+        docname: str,
+        bib_ids: dict | None = None,
+        unlinked: set[str] | frozenset[str] = frozenset(),
+    ):
         self.base, self.ids, self.cites, self.docname = base, ids, cites, docname
         self.bib_ids = bib_ids or {}  # bibtex key -> its anchor on the bibliography page
+        # anchors a reference shows as text, not as a link (the student notebooks: the
+        # instructor book's exercises, with their solutions just below, and solutions)
+        self.unlinked = unlinked
 
     def page_url(self, doc: str) -> str:
         return self.base + doc + ".html"
@@ -200,7 +235,7 @@ class Portable:
         if kind == "eq":
             shown = shown or f"({target})"
         text = text or shown or target
-        if not page:
+        if not page or anchor in self.unlinked:
             return text
         return f"[{text}]({self.base}{page}#{anchor})"
 
@@ -335,7 +370,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument("--build", type=Path, default=None, help="the instructor build (default <root>/_build)")
     parser.add_argument("--out", type=Path, default=None, help="default <build>/portable")
-    parser.add_argument("--base-url", default=None)
+    parser.add_argument("--base-url", default=None, help="the HTML book's address (default: from repository.url)")
+    parser.add_argument(
+        "--student-base-url",
+        default=None,
+        help="the student HTML edition's address, where published: the student notebooks link there "
+        "(default: to the HTML book, but never to an exercise or a solution)",
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
     build = (args.build or root / "_build").resolve()
@@ -344,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
     base = args.base_url or book_url(config)
     base = base if base.endswith("/") else base + "/"
+    student_base = args.student_base_url
+    if student_base is not None and not student_base.endswith("/"):
+        student_base += "/"
     try:
         record = make_student.load_record(executed)
         if not (html_dir / "objects.inv").is_file():
@@ -360,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
         ids[f"doc:{doc}"] = (page, html.unescape(title.group(1)).strip() if title else doc)
     cites = cite_texts(root / "references.bib")
     bib_ids = bib_anchors(html_dir / BIBLIOGRAPHY, root / "references.bib")
+    exercises = exercise_ids(html_dir)
+    # the student notebooks link to no solution, and to no exercise of the instructor book
+    hidden = exercises["solution"] | (set() if student_base else exercises["exercise"])
     if out.exists():
         shutil.rmtree(out)
     count = 0
@@ -375,11 +422,14 @@ def main(argv: list[str] | None = None) -> int:
         except make_student.StudentEditionError as err:
             print(f"make_portable: {err}", file=sys.stderr)
             return 2
-        converter = Portable(base, ids, cites, docname, bib_ids)
+        converters = {
+            "instructor": Portable(base, ids, cites, docname, bib_ids),
+            "student": Portable(student_base or base, ids, cites, docname, bib_ids, hidden),
+        }
         for edition, nb in (("instructor", done), ("student", student)):
             target = out / edition / rel.relative_to("book")
             target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(portable_notebook(nb, converter), target)
+            nbformat.write(portable_notebook(nb, converters[edition]), target)
         count += 1
     print(f"{count} chapters, instructor and student notebooks for plain Jupyter, in {out}")
     return 0

@@ -45,7 +45,9 @@ makes the student edition from the same sources:
    buttons, which would open the instructor notebooks;
 
 2. it writes the transformed notebooks to ``<out>/notebooks/`` (same layout as
-   ``book/``, without outputs, ``{eval}`` roles kept: students run them), for
+   ``book/``, without outputs, ``{eval}`` roles kept: students run them; citations as
+   plain author-year text, :func:`handout_notebook`, as jupyterlab-myst has no
+   bibliography), for
    instructors to hand out, and the installable package to ``<out>/package/`` with a
    README of its own for students (:func:`package_readme`);
 
@@ -764,6 +766,29 @@ def executed_copy(source: nbformat.NotebookNode, path: Path, name: str) -> nbfor
     return executed
 
 
+def citation_texts(bib: Path) -> dict[str, tuple[str, str]]:
+    """bibtex key -> (authors as cited, year), from ``bib`` (``make_portable.cite_texts``)."""
+    import make_portable  # noqa: PLC0415  (it imports this module)
+
+    return make_portable.cite_texts(bib)
+
+
+def handout_notebook(nb: nbformat.NotebookNode, cites: dict[str, tuple[str, str]]) -> nbformat.NotebookNode:
+    """The notebook as handed out: a copy of ``nb`` with every citation role of its
+    markdown cells as plain author-year text (``sync_notebooks.plain_citations``).
+
+    jupyterlab-myst, where students read the notebooks, has no bibliography and shows
+    a ``{cite:t}`` role as a warning label; the JupyterLab copies of ``make lab`` get the
+    same text (``sync_notebooks.py --lab``). The HTML build's copy keeps the roles,
+    which the book resolves into links to its bibliography.
+    """
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        if cell.cell_type == "markdown":
+            cell.source = sync_notebooks.plain_citations(cell.source, cites)
+    return out
+
+
 def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Path]:
     """Write the student sources to ``out/src`` and the notebooks to ``out/notebooks``.
 
@@ -809,6 +834,7 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
     # the chapters the book builds (only_build_toc_files): the others, never executed
     # by the instructor build, are staged as handed out (the student build skips them)
     built = set(sync_notebooks.toc_notebooks(root)) if record is not None else set()
+    cites = citation_texts(root / "references.bib")
     written = []
     for path in sorted((root / "book").rglob("*")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
@@ -827,7 +853,7 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
                 raise StudentEditionError(f"{path}: {'; '.join(problems)}")
             handout = notebooks / rel
             handout.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(student, handout)
+            nbformat.write(handout_notebook(student, cites), handout)
             written.append(handout)
             if path in built:
                 docname = path.relative_to(root).with_suffix("").as_posix()

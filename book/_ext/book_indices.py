@@ -8,6 +8,16 @@ exercises") that lists every exercise by chapter as "Exercise 1.2" with its titl
 the coding labs (labels ``lab-...``) first. Both read the numbers Sphinx assigned and
 the titles from the pages' doctrees, so they need no bookkeeping of their own. Math in
 a title is shown as text, with the common Greek letters and symbols turned into Unicode.
+
+It also letters the appendix. Sphinx numbers only the pages of a numbered toctree,
+so the pages of the unnumbered "Appendix" part shared one counter: "Proposition 4"
+(which read like chapter 4's), "Fig. 1", "(3)", the numbers running on from one
+appendix page to the next. Each page of a toctree captioned "Appendix" (a part of
+``_toc.yml``) gets a letter in its order, A, B, ...: its title shows "A." as a
+chapter's shows "1.", and its numbered statements, exercises, figures and equations
+are "Proposition A.4", "Exercise A.2", "Fig. A.1", "(A.3)", counted within the page,
+wherever Sphinx shows or references them (the pages, the indexes above, ``{prf:ref}``,
+``{numref}``, ``{eq}``).
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from collections import defaultdict
 from typing import Any
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.domains import Index
 
 _SYMBOLS = {
@@ -62,6 +73,65 @@ def _number(env: Any, docname: str, figtype: str, node_id: str) -> str:
     return ".".join(map(str, number)) if number else ""
 
 
+def _sort_key(number: str) -> tuple:
+    """Sort key of a shown number: "3.1" < "7.2" < "A.1" < "B.1" < unnumbered ("")."""
+    if not number:
+        return ((2, 0),)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in number.split("."))
+
+
+#: The caption of the toctree (a part of ``_toc.yml``) whose pages are lettered.
+APPENDIX_CAPTIONS = ("appendix", "appendices")
+
+
+def appendix_letters(env: Any) -> dict[str, str]:
+    """docname -> its letter ("A", "B", ...), for the pages of the root document's
+    toctree captioned "Appendix", in their order."""
+    root = env.config.root_doc
+    if root not in env.all_docs:
+        return {}
+    letters: dict[str, str] = {}
+    for toctree in env.get_doctree(root).findall(addnodes.toctree):
+        if (toctree.get("caption") or "").strip().lower() not in APPENDIX_CAPTIONS:
+            continue
+        for _title, docname in toctree["entries"]:
+            if docname in env.all_docs and docname not in letters and len(letters) < 26:
+                letters[docname] = chr(ord("A") + len(letters))
+    return letters
+
+
+def letter_appendices(app: Any, env: Any) -> list[str]:
+    """Give the appendix pages their letter (``env-get-updated``, after Sphinx's own
+    numbering): a section number for the title, and the page's own counters."""
+    letters = appendix_letters(env)
+    for docname, letter in letters.items():
+        # the title shows "A." (the HTML writer reads toc_secnumbers); the page's other
+        # headings are listed with no number, so they do not fall back to the title's
+        doctree = env.get_doctree(docname)
+        sections = [s for s in doctree.findall(nodes.section) if s["ids"]]
+        secnums: dict[str, tuple] = {"#" + s["ids"][0]: () for s in sections}
+        if sections:
+            secnums["#" + sections[0]["ids"][0]] = (letter,)
+        secnums[""] = (letter,)
+        env.toc_secnumbers[docname] = secnums
+        # the sidebar's and the previous/next links' title
+        toc = env.tocs.get(docname)
+        first = (
+            next(iter(toc.findall(nodes.reference)), None) if toc is not None else None
+        )
+        if first is not None:
+            first["secnumber"] = (letter,)
+        if docname in env.titles:
+            env.titles[docname]["secnumber"] = (letter,)
+        # statements, exercises, figures, equations: counted within the page
+        for figtype, numbers in env.toc_fignumbers.get(docname, {}).items():
+            ordered = sorted(numbers, key=lambda node_id: numbers[node_id])
+            env.toc_fignumbers[docname][figtype] = {
+                node_id: (letter, i) for i, node_id in enumerate(ordered, start=1)
+            }
+    return list(letters)
+
+
 def _node_by_id(
     env: Any, cache: dict, docname: str, node_id: str
 ) -> nodes.Element | None:
@@ -101,7 +171,7 @@ class TitledProofIndex(Index):
                 else _number(env, info["docname"], info["countertype"], label)
             )
             name = f"{kind.title()} {number}".strip()
-            key = tuple(int(p) for p in number.split(".")) if number else (10**6,)
+            key = _sort_key(number)
             groups[kind].append((key, [name, 0, info["docname"], label, "", "", title]))
         order = {k: i for i, k in enumerate(_KINDS)}
         content = [
@@ -133,7 +203,7 @@ class ExerciseIndex(Index):
             subtitles = [n for n in node.findall(nodes.subtitle)]
             title = _plain(subtitles[0].astext()) if subtitles else ""
             number = _number(env, docname, "exercise", label)
-            key = tuple(int(p) for p in number.split(".")) if number else (10**6,)
+            key = _sort_key(number)
             entry = [f"Exercise {number}".strip(), 0, docname, label, "", "", title]
             (labs if label.startswith("lab-") else chapters[docname]).append(
                 (key, entry)
@@ -159,4 +229,6 @@ def setup(app):
     # the domain copies this list when the environment is created
     ProofDomain.indices = [TitledProofIndex]
     app.add_index_to_domain("std", ExerciseIndex)
+    # after the toctree collector (priority 500), which numbers sections and figures
+    app.connect("env-get-updated", letter_appendices, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

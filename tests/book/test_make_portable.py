@@ -174,3 +174,45 @@ def test_citations_link_to_their_entry_of_the_bibliography(tmp_path):
         "[Mondelli and Montanari, 2019](https://x.github.io/b/book/bibliography.html#id20)) "
         "and [nonexistent ()](https://x.github.io/b/book/bibliography.html)."
     )
+
+
+#: The toy chapter's exercise and its solution as the instructor HTML book shows them:
+#: the solution just below the exercise.
+EXERCISE_HTML = """<div class="exercise admonition" id="ex-a">
+<p class="admonition-title"><span class="caption-number">Exercise 3.3 </span> (One)</p></div>
+<div class="solution dropdown admonition" id="book/toy-solution-1">
+<p class="admonition-title">Solution to<a class="reference internal" href="#ex-a"> Exercise 3.3</a></p></div>
+"""
+
+
+@pytest.mark.parametrize("student_base", [None, "https://school.example/icl-student/"])
+def test_student_notebooks_link_to_no_exercise_of_the_instructor_book(tmp_path, student_base):
+    """The instructor book shows each solution just below its exercise: the student
+    notebooks refer to an exercise by its number as text, or, where the student HTML
+    edition is published (--student-base-url), link there (it has no solutions)."""
+    pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
+    root = _book(tmp_path)
+    page = root / "_build" / "html" / "book" / "toy.html"
+    page.write_text(page.read_text().replace("</section>", EXERCISE_HTML + "</section>"))
+    toy = root / "book" / "toy.ipynb"
+    for path in (toy, root / "_build" / "jupyter_execute" / "book" / "toy.ipynb"):
+        nb = nbformat.read(path, 4)
+        nb.cells.append(nbformat.v4.new_markdown_cell("Try {numref}`ex-a` and {ref}`this one <ex-a>` first."))
+        nbformat.write(nb, path)
+    args = ["--root", str(root)] + (["--student-base-url", student_base] if student_base else [])
+    assert make_portable.main(args) == 0
+    base = make_portable.book_url(yaml.safe_load((root / "_config.yml").read_text()))
+    portable = root / "_build" / "portable"
+    instructor = "\n".join(c.source for c in nbformat.read(portable / "instructor" / "toy.ipynb", 4).cells)
+    student = "\n".join(c.source for c in nbformat.read(portable / "student" / "toy.ipynb", 4).cells)
+    # the control: the instructor notebook links to the exercise (and its solution)
+    assert f"Try [Exercise 3.3]({base}book/toy.html#ex-a) and [this one]({base}book/toy.html#ex-a) first." in instructor
+    assert f"{base}book/toy.html#ex-a" not in student  # no link to the instructor book's exercise
+    assert "solution-1" not in student
+    if student_base is None:
+        assert "Try Exercise 3.3 and this one first." in student
+        assert f"[Theorem 3.1]({base}book/toy.html#thm-a)" in student  # other links stay
+    else:
+        assert f"Try [Exercise 3.3]({student_base}book/toy.html#ex-a) and " in student
+        assert f"[Theorem 3.1]({student_base}book/toy.html#thm-a)" in student
+        assert base not in student.replace(student_base, "")

@@ -233,6 +233,7 @@ def test_the_books_student_notebooks(tmp_path):
         original = nbformat.read(ROOT / "book" / path.relative_to(tmp_path / "notebooks"), 4)
         assert nb.metadata["lib_labs"]["labs"] == make_student.lab_names(original)
         labs_found += nb.metadata["lib_labs"]["labs"]
+        assert not any("{cite" in c.source for c in nb.cells if c.cell_type == "markdown"), path
         n_ex = sum(c.source.count("{exercise}") for c in original.cells)
         assert sum(c.source.count("{exercise}") for c in nb.cells) == n_ex, path
         for cell in nb.cells:
@@ -346,6 +347,25 @@ def _toy_book(tmp_path, record=RECORD):
     if record is not None:
         (executed / "book_evals.json").write_text(json.dumps(record))
     return root, executed
+
+
+def test_handed_out_notebooks_show_citations_as_text(tmp_path):
+    """jupyterlab-myst has no bibliography: a citation role shows as a warning label.
+    The handed-out notebooks get author-year text (as the lab copies of `make lab`);
+    the HTML build's copy keeps the roles, which the book links to its bibliography."""
+    pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
+    root, executed = _toy_book(tmp_path)
+    for path in (root / "book" / "toy.ipynb", executed / "book" / "toy.ipynb"):
+        nb = nbformat.read(path, 4)
+        nb.cells.append(nbformat.v4.new_markdown_cell("As {cite:t}`lu2025asymptotic` show {cite:p}`lu2025asymptotic`."))
+        nbformat.write(nb, path)
+    out = tmp_path / "out"
+    (handout,) = make_student.stage(out, root, executed)
+    given = "\n".join(c.source for c in nbformat.read(handout, 4).cells if c.cell_type == "markdown")
+    assert "{cite" not in given
+    assert "As Lu et al. (2025) show (Lu et al., 2025)." in given
+    staged = "\n".join(c.source for c in nbformat.read(out / "src" / "book" / "toy.ipynb", 4).cells)
+    assert "{cite:t}`lu2025asymptotic`" in staged
 
 
 def test_student_build_sources_come_from_the_executed_notebooks(tmp_path):
