@@ -30,15 +30,16 @@ an assignment or deletion of an attribute or item of an imported name (``labs.ch
 ...``, through an alias ``L = labs`` too), ``setattr``/``delattr`` on one, a rebinding
 of a name imported from ``lib`` (``check = ...`` after ``from lib.teaching.labs import
 check``), ``sys.modules``, ``importlib.reload``, ``exec``, ``eval``, ``compile``,
-``globals()``, ``builtins``, ``get_ipython()`` beyond magics, ``%run`` and a few more.
+``globals()``, ``builtins``, ``sys.settrace`` and frames, ``get_ipython()`` beyond
+magics, ``%run`` and a few more.
 Such a submission still runs (its executed copy shows what it did), but every lab's
 verdict is ``NOT ACCEPTED`` with the cell and the line (``NOT ACCEPTED: cell 7
 modifies the grading library (line 1: `labs.check = ...`): assigns an attribute or item
 of labs``), for the instructor to read. A cell that only imports ``labs`` and calls
 ``labs.check`` is not reported (nor is any notebook of the book, in either edition).
 The scan reads the code as written; what it cannot see remains possible: an attribute
-reached through a string computed at run time (``getattr(obj, "che" + "ck")``, or an
-object found through ``type(...).__mro__`` or a function's ``__self__``), the names a
+reached through a string computed at run time (``getattr(obj, "__se" + "lf__")``, or
+an object found through ``type(...).__mro__`` or ``inspect.stack()``), the names a
 check cell uses besides the library (``np``, the test cases, the reference), which a
 cell can rebind, code that a student's module or a package imports (an ``import`` runs
 a file the grader does not read), and a rewrite of the record file between two reads,
@@ -391,7 +392,8 @@ _BANNED_NAMES = {
     "vars": "uses vars()",
     "__builtins__": "uses __builtins__",
 }
-#: Attributes through which a cell can reach or change a function's or module's insides.
+#: Attributes through which a cell can reach or change a function's or module's insides,
+#: or the frames of a running check (a trace function can change its variables).
 _BANNED_ATTRIBUTES = {
     "__dict__",
     "__globals__",
@@ -401,6 +403,20 @@ _BANNED_ATTRIBUTES = {
     "__kwdefaults__",
     "__builtins__",
     "__subclasses__",
+    "__self__",
+    "__setattr__",
+    "__delattr__",
+    "__import__",
+    "settrace",
+    "setprofile",
+    "_getframe",
+    "currentframe",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+    "f_trace",
+    "tb_frame",
 }
 
 
@@ -601,6 +617,10 @@ class _Scan(ast.NodeVisitor):
             root = _root(node.args[0])
             if root in self.modules:
                 self.flag(node, f"calls {func.id} on {root}")
+        if isinstance(func, ast.Name) and func.id in {"getattr", "setattr", "delattr"} and len(node.args) > 1:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and name.value in _BANNED_ATTRIBUTES:
+                self.flag(node, f"uses the attribute {name.value}")
         magic = self._magic(node)
         if magic is not None:
             kind, name, code = magic
@@ -672,8 +692,9 @@ def tampering(nb: nbformat.NotebookNode) -> Tampering | None:
     - any use of ``sys.modules``, ``importlib.reload``/``import_module``,
       ``__import__``, ``exec``, ``eval``, ``compile``, ``globals()``, ``vars()``,
       ``__builtins__``, of the modules ``builtins``, ``gc``, ``ctypes``, of the
-      attributes ``__dict__``, ``__globals__``, ``__code__``, ``__closure__``,
-      ``__defaults__``, ``__kwdefaults__``, ``__subclasses__``, of ``get_ipython()``
+      attributes ``__dict__``, ``__globals__``, ``__code__``, ``__setattr__``, ...
+      (:data:`_BANNED_ATTRIBUTES`), of the frames and trace functions (``settrace``,
+      ``_getframe``, ``f_locals``, ...), of ``get_ipython()``
       but for magics, and the magics that run code from elsewhere (``%run``,
       ``%load``, ``%autoreload``, ...); the code of ``%time``, ``%%capture``, ... is
       scanned too.

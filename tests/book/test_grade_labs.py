@@ -577,6 +577,11 @@ TAMPERING = [
     ("%%capture\nx = 1\nlabs.check = print", 3),
     ("%run forge.py", 1),
     ("get_ipython().run_cell('labs.check = print')", 1),
+    ("object.__setattr__(labs, 'check', print)", 1),
+    ("print.__self__.print = None", 1),
+    ("g = getattr(labs.check, '__globals__')", 1),
+    ("import sys\n\nsys.settrace(None)", 3),
+    ("import sys\n\nframe = sys._getframe(0)", 3),
 ]
 
 
