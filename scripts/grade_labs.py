@@ -481,9 +481,16 @@ def _is_lib(qualname: str) -> bool:
 class _Scan(ast.NodeVisitor):
     """Finds, in one cell's tree, the first thing :func:`tampering` looks for."""
 
-    def __init__(self, modules: set[str], lib_names: set[str], found: list[tuple[int, str]]):
+    def __init__(
+        self,
+        modules: set[str],
+        lib_names: set[str],
+        found: list[tuple[int, str]],
+        plotting: frozenset[str] = frozenset(),
+    ):
         self.modules = modules  # names bound by an import (modules, or things in them)
         self.lib_names = lib_names  # of those, the names bound to lib or something in it
+        self.plotting = plotting  # of those, the names bound to matplotlib or its pyplot
         self.found = found  # (line, what), appended to
         self.scopes: list[set[str] | None] = [None]  # None: module level; else the globals declared
 
@@ -502,6 +509,15 @@ class _Scan(ast.NodeVisitor):
             self._target(target.value, verb)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             root = _root(target)
+            value = target.value
+            if (  # a figure setting: plt.rcParams["font.size"] = 9
+                isinstance(target, ast.Subscript)
+                and isinstance(value, ast.Attribute)
+                and value.attr == "rcParams"
+                and isinstance(value.value, ast.Name)
+                and value.value.id in self.plotting
+            ):
+                return
             if root in self.modules:
                 self.flag(target, f"{verb} an attribute or item of {root}")
         elif isinstance(target, ast.Name) and target.id in self.lib_names and self._module_level(target.id):
@@ -671,7 +687,7 @@ class _Scan(ast.NodeVisitor):
         if tree is None:
             return
         inner: list[tuple[int, str]] = []
-        _Scan(self.modules, self.lib_names, inner).visit(tree)
+        _Scan(self.modules, self.lib_names, inner, self.plotting).visit(tree)
         self.found += [(offset + line, what) for line, what in inner]
 
 
@@ -684,7 +700,8 @@ def tampering(nb: nbformat.NotebookNode) -> Tampering | None:
     - an assignment, augmented assignment or deletion of an attribute or item of a
       name bound by an import (``labs.check = ...``, ``lib.teaching.labs._record =
       ...``, ``np.allclose = ...``), also through a simple alias (``L = labs``), and a
-      ``setattr``/``delattr`` call on such a name;
+      ``setattr``/``delattr`` call on such a name (but a figure setting,
+      ``plt.rcParams[...] = ...``);
     - a rebinding, at the top level of a cell (or ``global`` in a function), of a name
       imported from ``lib`` (``labs = ...``, ``check = ...`` after ``from
       lib.teaching.labs import check``, ``def check(...)``, an import of something
@@ -713,10 +730,12 @@ def tampering(nb: nbformat.NotebookNode) -> Tampering | None:
             continue
     modules: set[str] = set()
     lib_names: set[str] = set()
+    plotting: set[str] = set()
     for _, tree in trees:
         bound = _imported(tree)
         modules |= set(bound)
         lib_names |= {name for name, what in bound.items() if any(map(_is_lib, what))}
+        plotting |= {name for name, what in bound.items() if what <= {"matplotlib", "matplotlib.pyplot"}}
     changed = True
     while changed:  # simple aliases: L = labs, c = labs.check, m = lib.teaching
         changed = False
@@ -730,7 +749,7 @@ def tampering(nb: nbformat.NotebookNode) -> Tampering | None:
                                 changed = True
     for index, tree in trees:
         found: list[tuple[int, str]] = []
-        _Scan(modules, lib_names, found).visit(tree)
+        _Scan(modules, lib_names, found, frozenset(plotting)).visit(tree)
         if found:
             line, what = min(found)
             lines = nb.cells[index].source.splitlines()

@@ -573,6 +573,7 @@ TAMPERING = [
     ("labs = None", 1),
     ("def f():\n    global labs\n    labs = None", 3),
     ("np.allclose = lambda *a, **k: True", 1),
+    ("import matplotlib.pyplot as plt\n\nplt.np.allclose = print", 3),
     ("x = 1\n%time labs.check = print", 2),
     ("%%capture\nx = 1\nlabs.check = print", 3),
     ("%run forge.py", 1),
@@ -605,6 +606,7 @@ def test_a_cell_that_changes_the_grading_library_is_named(source, line):
         "!ls\nx = 1\n%matplotlib inline",
         "import importlib.util\n\nimportlib.util.find_spec('lib')",
         "%%time\ny = double(2.0)",
+        "import matplotlib as mpl\nimport matplotlib.pyplot as plt\n\nplt.rcParams['font.size'] = 9\nmpl.rcParams['axes.grid'] = True",
     ],
 )
 def test_ordinary_code_is_not_reported(source):
