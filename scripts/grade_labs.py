@@ -21,15 +21,39 @@ for it. A line that a student's cell writes into the file, that a check the stud
 wrote or edited writes, or that the student's function writes while the check runs it
 (and then stops the check: raises ``KeyboardInterrupt``, hangs, kills the kernel, or
 lets the check write its own record too) is ignored and counted in the run status.
-(What runs in the kernel can still replace ``labs.check`` itself before the check cell,
-or rewrite the file between two reads: the grader cannot see inside the kernel. Grade
-untrusted notebooks in a container, and read the executed copies.) The verdicts are
-``PASS``, ``FAIL`` (with the number of failing cases), ``NOT ATTEMPTED``, ``LAB
-ERROR``, ``NOT ACCEPTED`` when the student's function calls the library function the
-lab asks them to write (the check's ``not accepted: your function calls
-lib.<module>.<function>, ...`` verdict; the detail names the function), or ``NO
-VERDICT`` when the check never ran. When a lab was checked more than once, the last
-check counts.
+
+Code in the kernel could still replace the check itself before the check cell runs, and
+the book's check cell would then write whatever record the replacement likes. So before
+the run the grader reads every code cell (Python's ``ast``, IPython's magics turned into
+calls; :func:`tampering`) for code that changes the grading library or reaches past it:
+an assignment or deletion of an attribute or item of an imported name (``labs.check =
+...``, through an alias ``L = labs`` too), ``setattr``/``delattr`` on one, a rebinding
+of a name imported from ``lib`` (``check = ...`` after ``from lib.teaching.labs import
+check``), ``sys.modules``, ``importlib.reload``, ``exec``, ``eval``, ``compile``,
+``globals()``, ``builtins``, ``sys.settrace`` and frames, ``get_ipython()`` beyond
+magics, ``%run`` and a few more.
+Such a submission still runs (its executed copy shows what it did), but every lab's
+verdict is ``NOT ACCEPTED`` with the cell and the line (``NOT ACCEPTED: cell 7
+modifies the grading library (line 1: `labs.check = ...`): assigns an attribute or item
+of labs``), for the instructor to read. A cell that only imports ``labs`` and calls
+``labs.check`` is not reported (nor is any notebook of the book, in either edition).
+The scan reads the code as written; what it cannot see remains possible: an attribute
+reached through a string computed at run time (``getattr(obj, "__se" + "lf__")``, or
+an object found through ``type(...).__mro__`` or ``inspect.stack()``), the names a
+check cell uses besides the library (``np``, the test cases, the reference), which a
+cell can rebind, code that a student's module or a package imports (an ``import`` runs
+a file the grader does not read), and a rewrite of the record file between two reads,
+or of the installed package on disk, by a thread or a shell command (``!...``). The
+grader cannot see inside the kernel: grade untrusted notebooks in a container, and read
+the executed copies.
+
+The verdicts are ``PASS``, ``FAIL`` (with the number of failing cases), ``NOT
+ATTEMPTED``, ``LAB ERROR``, ``NOT ACCEPTED`` when the student's function calls the
+library function the lab asks them to write (the check's ``not accepted: your function
+calls lib.<module>.<function>, ...`` verdict; the detail names the function) or when
+the scan above found a cell that modifies the grading library (the detail names the
+cell and the line), or ``NO VERDICT`` when the check never ran. When a lab was checked
+more than once, the last check counts.
 
 The run status names the cells that went wrong: for each cell that raised, its number
 (counting every cell of the notebook from 1), its first source line and the error (type
@@ -353,6 +377,387 @@ def running_where(nb: nbformat.NotebookNode, index: int) -> str:
     return where
 
 
+# ------------------------------------------------------- cells that change the grading library
+#: The magics whose argument (line magic) or body (cell magic) is Python code run in the kernel.
+_CODE_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+#: The magics that run or reload code the grader cannot read in the cell.
+_RUN_MAGICS = {"run", "load", "loadpy", "autoreload", "aimport", "pycat"}
+#: Names whose any use lets a cell run code the grader cannot read, or reach a namespace.
+_BANNED_NAMES = {
+    "exec": "calls exec",
+    "eval": "calls eval",
+    "compile": "calls compile",
+    "__import__": "uses __import__",
+    "globals": "uses globals()",
+    "vars": "uses vars()",
+    "__builtins__": "uses __builtins__",
+}
+#: Attributes through which a cell can reach or change a function's or module's insides,
+#: or the frames of a running check (a trace function can change its variables).
+_BANNED_ATTRIBUTES = {
+    "__dict__",
+    "__globals__",
+    "__code__",
+    "__closure__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__builtins__",
+    "__subclasses__",
+    "__self__",
+    "__setattr__",
+    "__delattr__",
+    "__import__",
+    "settrace",
+    "setprofile",
+    "_getframe",
+    "currentframe",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+    "f_trace",
+    "tb_frame",
+}
+
+
+@dataclass
+class Tampering:
+    """Where a submission's code changes the grading library: a cell, a line, what it does."""
+
+    cell: int  # index in the notebook (its number is cell + 1)
+    line: int  # in the cell, from 1
+    text: str  # that line of the cell
+    what: str  # e.g. "assigns an attribute of labs"
+
+    def describe(self, nb: nbformat.NotebookNode) -> str:
+        """``cell <k> modifies the grading library (line <l>: `<text>`): <what>``."""
+        return f"cell {self.cell + 1} modifies the grading library (line {self.line}: `{self.text}`): {self.what}"
+
+
+def _root(node: ast.AST) -> str | None:
+    """The name an ``a.b[c].d`` chain starts from (None: it starts from a call, ...)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _python_of(source: str) -> str | None:
+    """A cell's source as Python: IPython's own transformation turns ``%magic``, ``!cmd``
+    and ``%%magic`` into calls on the same lines (None: not Python even then)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:  # noqa: BLE001 - a cell IPython cannot read does not run either
+        return None
+
+
+def _imported(tree: ast.AST) -> dict[str, set[str]]:
+    """The names the imports of ``tree`` bind, with what they bind (``{"labs":
+    {"lib.teaching.labs"}}``; ``from lib.teaching.labs import *`` binds ``check`` and
+    ``_record``)."""
+    bound: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                bound.setdefault(name, set()).add(alias.name if alias.asname else name)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name == "*":
+                    if node.module == "lib.teaching.labs":
+                        for name in ("check", "_record"):
+                            bound.setdefault(name, set()).add(f"{node.module}.{name}")
+                    continue
+                name = alias.asname or alias.name
+                bound.setdefault(name, set()).add(f"{node.module}.{alias.name}")
+    return bound
+
+
+def _is_lib(qualname: str) -> bool:
+    return qualname == "lib" or qualname.startswith("lib.")
+
+
+class _Scan(ast.NodeVisitor):
+    """Finds, in one cell's tree, the first thing :func:`tampering` looks for."""
+
+    def __init__(
+        self,
+        modules: set[str],
+        lib_names: set[str],
+        found: list[tuple[int, str]],
+        plotting: frozenset[str] = frozenset(),
+    ):
+        self.modules = modules  # names bound by an import (modules, or things in them)
+        self.lib_names = lib_names  # of those, the names bound to lib or something in it
+        self.plotting = plotting  # of those, the names bound to matplotlib or its pyplot
+        self.found = found  # (line, what), appended to
+        self.scopes: list[set[str] | None] = [None]  # None: module level; else the globals declared
+
+    def flag(self, node: ast.AST, what: str) -> None:
+        self.found.append((getattr(node, "lineno", 1), what))
+
+    def _module_level(self, name: str) -> bool:
+        scope = self.scopes[-1]
+        return scope is None or name in scope
+
+    def _target(self, target: ast.AST, verb: str) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._target(elt, verb)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, verb)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            root = _root(target)
+            value = target.value
+            if (  # a figure setting: plt.rcParams["font.size"] = 9
+                isinstance(target, ast.Subscript)
+                and isinstance(value, ast.Attribute)
+                and value.attr == "rcParams"
+                and isinstance(value.value, ast.Name)
+                and value.value.id in self.plotting
+            ):
+                return
+            if root in self.modules:
+                self.flag(target, f"{verb} an attribute or item of {root}")
+        elif isinstance(target, ast.Name) and target.id in self.lib_names and self._module_level(target.id):
+            self.flag(target, f"rebinds {target.id}, imported from lib")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target, "assigns")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target, "assigns")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target, "assigns")
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._target(target, "deletes")
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        self._target(node.target, "assigns")
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self._target(node.optional_vars, "assigns")
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._target(node.target, "assigns")
+        self.generic_visit(node)
+
+    def _binds(self, node: ast.AST, name: str) -> None:
+        if name in self.lib_names and self._module_level(name):
+            self.flag(node, f"rebinds {name}, imported from lib")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._binds(node, node.name)
+        for deco in node.decorator_list:
+            self.visit(deco)
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:
+                self.visit(default)
+        declared = {n for s in ast.walk(node) if isinstance(s, ast.Global) for n in s.names}
+        self.scopes.append(declared)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._binds(node, node.name)
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(expr)
+        self.scopes.append(set())
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.scopes.append(set())
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name.split(".")[0] in {"builtins", "gc", "ctypes"}:
+                self.flag(node, f"imports {alias.name}")
+            name = alias.asname or alias.name.split(".")[0]
+            what = alias.name if alias.asname else name
+            if name in self.lib_names and not _is_lib(what):
+                self._binds(node, name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if module.split(".")[0] in {"builtins", "gc", "ctypes"}:
+            self.flag(node, f"imports from {module}")
+        for alias in node.names:
+            if (module, alias.name) in {("sys", "modules"), ("importlib", "reload"), ("importlib", "import_module")}:
+                self.flag(node, f"imports {module}.{alias.name}")
+            name = alias.asname or alias.name
+            if name in self.lib_names and not _is_lib(module) and alias.name != "*":
+                self._binds(node, name)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        root = _root(node)
+        if node.attr in _BANNED_ATTRIBUTES:
+            self.flag(node, f"uses the attribute {node.attr}")
+        if node.attr == "get_ipython":
+            self.flag(node, "uses get_ipython")
+        if root in self.modules and node.attr == "modules":
+            self.flag(node, f"uses {root}.modules")
+        if root in self.modules and node.attr in {"reload", "import_module"}:
+            self.flag(node, f"uses {root}.{node.attr}")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in _BANNED_NAMES:
+            self.flag(node, _BANNED_NAMES[node.id])
+        elif node.id == "get_ipython":
+            self.flag(node, "uses get_ipython() for more than a magic")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in {"setattr", "delattr"} and node.args:
+            root = _root(node.args[0])
+            if root in self.modules:
+                self.flag(node, f"calls {func.id} on {root}")
+        if isinstance(func, ast.Name) and func.id in {"getattr", "setattr", "delattr"} and len(node.args) > 1:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and name.value in _BANNED_ATTRIBUTES:
+                self.flag(node, f"uses the attribute {name.value}")
+        magic = self._magic(node)
+        if magic is not None:
+            kind, name, code = magic
+            if name in _RUN_MAGICS:
+                self.flag(node, f"runs the magic %{name}, whose code the grader cannot read")
+            elif name in _CODE_MAGICS and code:
+                self._nested(code, offset=node.lineno if kind == "cell" else node.lineno - 1)
+        if magic is not None or self._shell(node):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if not isinstance(arg, ast.Constant):
+                    self.visit(arg)
+            return
+        self.generic_visit(node)
+
+    @staticmethod
+    def _shell(node: ast.Call) -> bool:
+        """Whether the call is ``get_ipython().system(...)``/``.getoutput(...)`` (``!cmd``)."""
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in {"system", "getoutput"}
+            and isinstance(func.value, ast.Call)
+            and getattr(func.value.func, "id", None) == "get_ipython"
+        )
+
+    @staticmethod
+    def _magic(node: ast.Call) -> tuple[str, str, str] | None:
+        """``("line" | "cell", name, code)`` of a ``get_ipython().run_*_magic`` call."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in {"run_line_magic", "run_cell_magic"}):
+            return None
+        if not (isinstance(func.value, ast.Call) and getattr(func.value.func, "id", None) == "get_ipython"):
+            return None
+        args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None for a in node.args]
+        if not args or args[0] is None:
+            return None
+        if func.attr == "run_line_magic":
+            return "line", args[0], args[1] if len(args) > 1 and args[1] else ""
+        return "cell", args[0], args[2] if len(args) > 2 and args[2] else ""
+
+    def _nested(self, code: str, offset: int) -> None:
+        """Scan the Python code of a ``%time``-like magic, lines counted in the cell."""
+        python = _python_of(code)
+        try:
+            tree = ast.parse(python) if python is not None else None
+        except SyntaxError:
+            tree = None
+        if tree is None:
+            return
+        inner: list[tuple[int, str]] = []
+        _Scan(self.modules, self.lib_names, inner, self.plotting).visit(tree)
+        self.found += [(offset + line, what) for line, what in inner]
+
+
+def tampering(nb: nbformat.NotebookNode) -> Tampering | None:
+    """The first place where a notebook's code changes the grading library, if any.
+
+    A static scan of the code cells (their Python, with IPython's magics turned into
+    calls; a cell that is not Python even then cannot run, and is skipped). It finds:
+
+    - an assignment, augmented assignment or deletion of an attribute or item of a
+      name bound by an import (``labs.check = ...``, ``lib.teaching.labs._record =
+      ...``, ``np.allclose = ...``), also through a simple alias (``L = labs``), and a
+      ``setattr``/``delattr`` call on such a name (but a figure setting,
+      ``plt.rcParams[...] = ...``);
+    - a rebinding, at the top level of a cell (or ``global`` in a function), of a name
+      imported from ``lib`` (``labs = ...``, ``check = ...`` after ``from
+      lib.teaching.labs import check``, ``def check(...)``, an import of something
+      else under that name);
+    - any use of ``sys.modules``, ``importlib.reload``/``import_module``,
+      ``__import__``, ``exec``, ``eval``, ``compile``, ``globals()``, ``vars()``,
+      ``__builtins__``, of the modules ``builtins``, ``gc``, ``ctypes``, of the
+      attributes ``__dict__``, ``__globals__``, ``__code__``, ``__setattr__``, ...
+      (:data:`_BANNED_ATTRIBUTES`), of the frames and trace functions (``settrace``,
+      ``_getframe``, ``f_locals``, ...), of ``get_ipython()``
+      but for magics, and the magics that run code from elsewhere (``%run``,
+      ``%load``, ``%autoreload``, ...); the code of ``%time``, ``%%capture``, ... is
+      scanned too.
+
+    Every name is looked up in the whole notebook at once (order and scope aside), so
+    a name imported in one cell is known in every cell.
+    """
+    trees: list[tuple[int, ast.AST]] = []
+    for index, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code" or not cell.source.strip():
+            continue
+        python = _python_of(cell.source)
+        try:
+            trees.append((index, ast.parse(python)))
+        except (SyntaxError, ValueError, TypeError):
+            continue
+    modules: set[str] = set()
+    lib_names: set[str] = set()
+    plotting: set[str] = set()
+    for _, tree in trees:
+        bound = _imported(tree)
+        modules |= set(bound)
+        lib_names |= {name for name, what in bound.items() if any(map(_is_lib, what))}
+        plotting |= {name for name, what in bound.items() if what <= {"matplotlib", "matplotlib.pyplot"}}
+    changed = True
+    while changed:  # simple aliases: L = labs, c = labs.check, m = lib.teaching
+        changed = False
+        for _, tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                    if _root(node.value) in modules:
+                        for target in node.targets:
+                            if isinstance(target, ast.Name) and target.id not in modules:
+                                modules.add(target.id)
+                                changed = True
+    for index, tree in trees:
+        found: list[tuple[int, str]] = []
+        _Scan(modules, lib_names, found, frozenset(plotting)).visit(tree)
+        if found:
+            line, what = min(found)
+            lines = nb.cells[index].source.splitlines()
+            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            return Tampering(index, line, _first_line(text, 100), what)
+    return None
+
+
 def run_notebook(
     nb: nbformat.NotebookNode,
     workdir: Path,
@@ -475,6 +880,7 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
             print(f"{student}: {path}: {sub.run}", flush=True)
             continue
         labs = expected_labs(nb)
+        tampered = tampering(nb)  # before the run, which adds outputs to nb
         with (
             tempfile.TemporaryDirectory(prefix="grade-") as tmp,
             tempfile.TemporaryDirectory(prefix="grade-record-") as rec_dir,
@@ -487,6 +893,11 @@ def grade(paths: list[Path], out: Path, timeout: float = 600.0, kernel: str = "p
         sub.labs = verdicts(records, labs)
         if ignored:
             note = f"{ignored} verdict record(s) ignored (not the record of a lab's own check cell run to its end)"
+            sub.run = note if sub.run == "ok" else f"{sub.run}; {note}"
+        if tampered is not None:  # no verdict of this run can be trusted
+            where = tampered.describe(nb)
+            sub.labs = [LabResult(lab, NOT_ACCEPTED, detail=_NOT_ACCEPTED_DETAIL + where) for lab in labs]
+            note = f"{where}: every lab {NOT_ACCEPTED}"
             sub.run = note if sub.run == "ok" else f"{sub.run}; {note}"
         target = out / "executed" / student / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -545,6 +956,8 @@ def _cell(r: LabResult) -> str:
     if r.verdict == "LAB ERROR" and _first_line(r.detail):
         return f"LAB ERROR: {_first_line(r.detail, 240)}"
     if r.verdict == NOT_ACCEPTED:
+        if r.detail.startswith(_NOT_ACCEPTED_DETAIL + "cell "):  # the notebook changes the library
+            return f"{NOT_ACCEPTED}: {_first_line(r.detail[len(_NOT_ACCEPTED_DETAIL) :], 240)}"
         match = _CALLS.search(r.detail)
         return f"{NOT_ACCEPTED} (calls {match.group(1)})" if match else NOT_ACCEPTED
     return r.verdict
@@ -626,7 +1039,7 @@ def write_html(subs: list[Submission], path: Path, per_lab: float) -> None:
         for row in rows:
             parts.append("<tr>")
             for c in row:
-                bg = colour.get(c.split(" (")[0])
+                bg = colour.get(c.split(" (")[0].split(":")[0])
                 style = f' style="background:{bg}"' if bg else ""
                 parts.append(f"<td{style}>{html.escape(c)}</td>")
             parts.append("</tr>")

@@ -267,8 +267,9 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
         ("dave", "squaring"): (grade_labs.NO_VERDICT, "0"),
         ("fay", "doubling"): ("FAIL", "0"),  # the printed PASS line does not count
         ("fay", "squaring"): ("PASS", "1"),
-        ("gus", "doubling"): ("FAIL", "0"),
-        ("gus", "squaring"): (grade_labs.NO_VERDICT, "0"),
+        # it replaces labs.check: the scan before the run says so for every lab
+        ("gus", "doubling"): (grade_labs.NOT_ACCEPTED, "0"),
+        ("gus", "squaring"): (grade_labs.NOT_ACCEPTED, "0"),
         ("erin", ""): ("", "0"),
     }
     run = {r["student"]: r["run"] for r in rows}
@@ -279,10 +280,14 @@ def test_grade_right_wrong_raising_hanging_and_broken_submissions(tmp_path):
     at = next(i for i, c in enumerate(subs["dave"].cells) if c.source.startswith("import time"))
     assert run["dave"] == f"timed out after {HANG_TIMEOUT} s in cell {at + 1} (import time)"
     at = next(i for i, c in enumerate(subs["gus"].cells) if c.source.startswith("labs.check = "))
-    assert run["gus"] == f"kernel died in cell {at + 1} ({subs['gus'].cells[at].source.splitlines()[0]})"
+    first = subs["gus"].cells[at].source.splitlines()[0]
+    assert run["gus"] == (
+        f"kernel died in cell {at + 1} ({first}); cell {at + 1} modifies the grading library "
+        f"(line 1: `{first}`): assigns an attribute or item of labs: every lab NOT ACCEPTED"
+    )
     assert run["erin"].startswith("unreadable")
     failing = {r["student"]: r["failing_cases"] for r in rows if r["lab"] == "doubling"}
-    assert failing["bob"] == failing["carol"] == failing["fay"] == failing["gus"] == "2"
+    assert failing["bob"] == failing["carol"] == failing["fay"] == "2" and failing["gus"] == "0"
     summary = (out / "grades.md").read_text()
     assert "| alice | 1 | 2 / 2 |" in summary  # the totals: 1 notebook, 2 of 2
     assert "| carol | ok" not in summary and "FAIL (2 cases)" in summary
@@ -536,3 +541,124 @@ def test_grade_names_a_json_file_that_is_no_notebook(tmp_path):
     path.write_text("[]")  # JSON, but no notebook (before: a bare AttributeError)
     (sub,) = grade_labs.grade([path], tmp_path / "out", timeout=5)
     assert sub.run.startswith("unreadable: not a Jupyter notebook (a JSON object); ")
+
+
+# ------------------------------------------- a cell that changes the grading library is named
+#: Student cells that replace or change the grading function before the check cell runs,
+#: each with the line (of the cell, from 1) the grader names. Every one of them ran and,
+#: with a check that writes a PASS record, earned the point before the scan.
+TAMPERING = [
+    ("labs.check = lambda *a, **k: labs._record(k['name'], 'PASS', ['agrees'])", 1),
+    ("from lib.teaching import labs as L\n\nL.check = print", 3),
+    ("import lib.teaching.labs as L\n\nL._record = print", 3),
+    ("import lib\n\nlib.teaching.labs.check = print", 3),
+    ("x = 1\nsetattr(labs, 'check', print)", 2),
+    ("delattr(labs, '_record')", 1),
+    ("M = labs\nM.check = print", 2),
+    ("labs.check.__code__ = (lambda *a, **k: None).__code__", 1),
+    ("labs._record += 0", 1),
+    ("del labs.check", 1),
+    ("import sys\n\nsys.modules['lib.teaching.labs'] = sys", 3),
+    ("import sys\n\nfake = sys.modules", 3),
+    ("import importlib\n\nimportlib.reload(labs)", 3),
+    ("from importlib import reload", 1),
+    ("exec('labs.check = print')", 1),
+    ("eval('1')", 1),
+    ("code = compile('labs.check = print', '<x>', 'exec')", 1),
+    ("globals()['labs'] = None", 1),
+    ("import builtins\n\nbuiltins.print = None", 1),
+    ("__builtins__.print = None", 1),
+    ("from lib.teaching.labs import check\n\ncheck = print", 3),
+    ("from lib.teaching.labs import check\n\n\ndef check(*a, **k):\n    pass", 4),
+    ("labs = None", 1),
+    ("def f():\n    global labs\n    labs = None", 3),
+    ("np.allclose = lambda *a, **k: True", 1),
+    ("import matplotlib.pyplot as plt\n\nplt.np.allclose = print", 3),
+    ("x = 1\n%time labs.check = print", 2),
+    ("%%capture\nx = 1\nlabs.check = print", 3),
+    ("%run forge.py", 1),
+    ("get_ipython().run_cell('labs.check = print')", 1),
+    ("object.__setattr__(labs, 'check', print)", 1),
+    ("print.__self__.print = None", 1),
+    ("g = getattr(labs.check, '__globals__')", 1),
+    ("import sys\n\nsys.settrace(None)", 3),
+    ("import sys\n\nframe = sys._getframe(0)", 3),
+]
+
+
+@pytest.mark.parametrize("source, line", TAMPERING)
+def test_a_cell_that_changes_the_grading_library_is_named(source, line):
+    nb = _submission("return 2 * x", "return x * x", source)
+    at = next(i for i, c in enumerate(nb.cells) if c.source == source)
+    found = grade_labs.tampering(nb)
+    assert found is not None and (found.cell, found.line) == (at, line)
+    text = source.splitlines()[line - 1].strip()
+    assert found.describe(nb).startswith(f"cell {at + 1} modifies the grading library (line {line}: `{text}`): ")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [  # a student's ordinary code: nothing to report
+        "import numpy as np\n\nfrom lib.teaching import labs",
+        "from lib.teaching.labs import check\n\ncheck(double, lambda x: x + x, [(1.0,)], name='d')",
+        "def f(x):\n    check = x + 1  # a local name\n    return check",
+        "a = np.zeros(3)\na[0] = 1.0\nlabs.check(double, lambda x: x + x, [(a,)], name='d')",
+        "!ls\nx = 1\n%matplotlib inline",
+        "import importlib.util\n\nimportlib.util.find_spec('lib')",
+        "%%time\ny = double(2.0)",
+        "import matplotlib as mpl\nimport matplotlib.pyplot as plt\n\nplt.rcParams['font.size'] = 9\nmpl.rcParams['axes.grid'] = True",
+    ],
+)
+def test_ordinary_code_is_not_reported(source):
+    assert grade_labs.tampering(_submission("return 2 * x", "return x * x", source)) is None
+
+
+def test_the_books_student_notebooks_are_not_reported():
+    """Every notebook of the book, as the student edition hands it out (its setup cell, the
+    hidden student-mode cell, the skeletons, the checks), and as the instructor runs it."""
+    paths = sorted((ROOT / "book").rglob("*.ipynb"))
+    assert len(paths) >= 9
+    labs = 0
+    for path in paths:
+        name = str(path.relative_to(ROOT))
+        book = nbformat.read(path, as_version=4)
+        student = make_student.student_notebook(book, name)
+        labs += len(grade_labs.expected_labs(student))
+        assert grade_labs.tampering(student) is None, name
+        assert grade_labs.tampering(book) is None, name
+    assert labs >= 9  # the book's labs are among them
+
+
+@pytest.mark.slow
+def test_grade_reports_a_submission_that_replaces_the_check(tmp_path, monkeypatch):
+    # before, ivy's wrong function earned the point: her cell replaced labs.check by a
+    # function that writes a PASS record, which the book's own check cell then wrote
+    monkeypatch.setattr(grade_labs, "ROOT", tmp_path)
+    (tmp_path / "book").mkdir()
+    nbformat.write(_instructor_notebook(), tmp_path / "book" / "toy.ipynb")
+    forge = TAMPERING[0][0]
+    subs = {
+        "alice": _submission("return 2 * x", "return x * x"),  # right
+        "bob": _submission("return 3 * x"),  # wrong, second lab unfinished
+        "ivy": _submission("return 3 * x", None, forge),
+    }
+    at = next(i for i, c in enumerate(subs["ivy"].cells) if c.source == forge)
+    check = next(i for i, c in enumerate(subs["ivy"].cells) if grade_labs.check_cell_labs(c) == ["doubling"])
+    subs["ivy"].cells.insert(check, subs["ivy"].cells.pop(at))  # before both checks
+    rows, out = _grade(tmp_path, subs, 120)
+    assert _verdicts(rows) == {
+        ("alice", "doubling"): ("PASS", "1"),
+        ("alice", "squaring"): ("PASS", "1"),
+        ("bob", "doubling"): ("FAIL", "0"),
+        ("bob", "squaring"): ("NOT ATTEMPTED", "0"),
+        ("ivy", "doubling"): (grade_labs.NOT_ACCEPTED, "0"),
+        ("ivy", "squaring"): (grade_labs.NOT_ACCEPTED, "0"),
+    }
+    where = f"cell {check + 1} modifies the grading library (line 1: `{forge}`): assigns an attribute or item of labs"
+    rows = {(r["student"], r["lab"]): r for r in rows}
+    assert rows["alice", "doubling"]["run"] == rows["bob", "doubling"]["run"] == "ok"
+    assert rows["ivy", "doubling"]["run"] == f"{where}: every lab NOT ACCEPTED"
+    assert rows["ivy", "squaring"]["detail"] == f"not accepted: {where}"
+    assert f"| ivy | {where}: every lab NOT ACCEPTED | NOT ACCEPTED: {where} |" in (out / "grades.md").read_text()
+    page = (out / "grades.html").read_text()
+    assert '<td style="background:#f8d7d7">NOT ACCEPTED: cell' in page
