@@ -47,7 +47,9 @@ def installed(tmp_path_factory) -> Path:
     _pip("wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(base / "dist"), str(package))
     (wheel,) = (base / "dist").glob("*.whl")
     prefix = base / "prefix"
-    _pip("install", "--quiet", "--no-deps", "--no-compile", "--prefix", str(prefix), str(wheel))
+    # --ignore-installed: without it pip first uninstalls the environment's own copy of
+    # the package (the editable install the book build imports)
+    _pip("install", "--quiet", "--no-deps", "--no-compile", "--ignore-installed", "--prefix", str(prefix), str(wheel))
     return prefix
 
 
@@ -79,3 +81,20 @@ def test_jupyterlab_app_settings_folder_is_under_the_prefix():
     commands = pytest.importorskip("jupyterlab.commands", reason="JupyterLab is not installed")
     app_dir = Path(commands.get_app_dir()).resolve()
     assert app_dir == (Path(sysconfig.get_paths()["data"]) / "share" / "jupyter" / "lab").resolve()
+
+
+def _own_install() -> str | None:
+    """Where this environment's own copy of the package is installed, if anywhere."""
+    out = subprocess.run([sys.executable, "-m", "pip", "show", "icl-nonlinear-book"], capture_output=True, text=True)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith(("Location:", "Editable project location:"))]
+    return "\n".join(lines) if out.returncode == 0 else None
+
+
+#: Read when the module is collected, before the fixture installs anything.
+_OWN_BEFORE = _own_install()
+
+
+def test_the_prefix_install_leaves_the_environments_own_package_alone(installed):
+    # pip install --prefix, without --ignore-installed, uninstalled the editable install
+    # of the book's venv: the book build after `make test` then found no `lib`
+    assert _own_install() == _OWN_BEFORE
