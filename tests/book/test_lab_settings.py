@@ -10,9 +10,11 @@ so the package itself must put the setting where JupyterLab reads it:
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -83,11 +85,18 @@ def test_jupyterlab_app_settings_folder_is_under_the_prefix():
     assert app_dir == (Path(sysconfig.get_paths()["data"]) / "share" / "jupyter" / "lab").resolve()
 
 
-def _own_install() -> str | None:
-    """Where this environment's own copy of the package is installed, if anywhere."""
-    out = subprocess.run([sys.executable, "-m", "pip", "show", "icl-nonlinear-book"], capture_output=True, text=True)
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith(("Location:", "Editable project location:"))]
-    return "\n".join(lines) if out.returncode == 0 else None
+def _own_install() -> str:
+    """Where this environment imports ``lib`` from, outside the repository and with no
+    PYTHONPATH (as the book build's kernels do when the package is installed)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", "import lib; print(lib.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+        env=env,
+    )
+    return out.stdout.strip() if out.returncode == 0 else f"no lib: {out.stderr.strip()[-200:]}"
 
 
 #: Read when the module is collected, before the fixture installs anything.
