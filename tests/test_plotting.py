@@ -267,6 +267,19 @@ def test_control_figure_draws_every_seed_and_the_bayes_error():
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "Bayes error (Monte Carlo)" in labels and tw.KIND_LABELS["none"] in labels
     plt.close(fig)
+    # the series at fixed tau, where stored: its own seeds, one panel per d
+    if any(r["series"] == "tau" for r in rows):
+        tau_seeds = tw.control_seeds(rows, series="tau")
+        fig = tw.control_figure(rows, bay, 0.1, series="tau")
+        tau_dims = sorted({d for _, d, _, _ in tau_seeds})
+        assert [ax.get_title() for ax in fig.axes] == [f"$d = {d}$" for d in tau_dims]
+        tau_groups = sorted({(t, a) for t, _, a, _ in tau_seeds})
+        for ax, d in zip(fig.axes, tau_dims):
+            for kind in tw.CONTROL_KINDS:
+                drawn = _marker_lines(ax, tw._MARKERS[kind])
+                for ln, (t, a) in zip(drawn, tau_groups, strict=True):
+                    assert_allclose(ln.get_ydata(), tau_seeds[t, d, a, kind]["diff"])
+        plt.close(fig)
     # without a stored Bayes error for a point, no mark (and no legend entry) for it
     fig = tw.control_figure(rows, {}, 0.1)
     assert not any(_marker_lines(ax, "_") for ax in fig.axes)
