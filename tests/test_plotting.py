@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 import matplotlib.pyplot as plt
@@ -207,25 +208,32 @@ def test_control_seeds_are_the_stored_paired_differences():
     from scipy import stats
 
     tw, rows, _ = _control_data()
-    seeds = tw.control_seeds(rows, level=0.9)
-    points = {(r["teacher"], r["d"], r["alpha"], r["kind"]) for r in rows if r["series"] == "alpha"}
-    assert set(seeds) == points
-    for (t, d, a, k), s in seeds.items():
-        mine = sorted(
-            (r for r in rows if (r["teacher"], r["d"], r["alpha"], r["kind"]) == (t, d, a, k)),
-            key=lambda r: r["draw"],
-        )
-        assert list(s["draw"]) == [r["draw"] for r in mine]
-        assert_allclose(s["diff"], [r["diff_cf"] for r in mine], rtol=0, atol=0)
-        assert_allclose(s["half"], stats.norm.ppf(0.95) * np.array([r["diff_cf_se"] for r in mine]), rtol=1e-12)
+    for series in sorted({r["series"] for r in rows}):  # "alpha", and "tau" where stored
+        seeds = tw.control_seeds(rows, level=0.9, series=series)
+        chosen = [r for r in rows if r["series"] == series]
+        points = {(r["teacher"], r["d"], r["alpha"], r["kind"]) for r in chosen}
+        assert set(seeds) == points
+        for (t, d, a, k), s in seeds.items():
+            mine = sorted(
+                (r for r in chosen if (r["teacher"], r["d"], r["alpha"], r["kind"]) == (t, d, a, k)),
+                key=lambda r: r["draw"],
+            )
+            assert list(s["draw"]) == [r["draw"] for r in mine]
+            assert_allclose(s["diff"], [r["diff_cf"] for r in mine], rtol=0, atol=0)
+            assert_allclose(s["half"], stats.norm.ppf(0.95) * np.array([r["diff_cf_se"] for r in mine]), rtol=1e-12)
+    # the default is the series at fixed alpha
+    assert set(tw.control_seeds(rows)) == {
+        (r["teacher"], r["d"], r["alpha"], r["kind"]) for r in rows if r["series"] == "alpha"
+    }
 
 
 def test_control_seeds_refuse_bad_input():
     tw, rows, _ = _control_data()
     with pytest.raises(ValueError, match="level must be"):
         tw.control_seeds(rows, level=1.0)
-    with pytest.raises(ValueError, match=r"series: no row of series 'tau'; the rows have \['alpha'\]"):
-        tw.control_seeds(rows, series="tau")
+    stored = sorted({r["series"] for r in rows})
+    with pytest.raises(ValueError, match=re.escape(f"series: no row of series 'fixed'; the rows have {stored}")):
+        tw.control_seeds(rows, series="fixed")
     with pytest.raises(ValueError, match="several rows per seed"):
         tw.control_seeds(rows + rows[:1])
 
@@ -259,6 +267,19 @@ def test_control_figure_draws_every_seed_and_the_bayes_error():
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "Bayes error (Monte Carlo)" in labels and tw.KIND_LABELS["none"] in labels
     plt.close(fig)
+    # the series at fixed tau, where stored: its own seeds, one panel per d
+    if any(r["series"] == "tau" for r in rows):
+        tau_seeds = tw.control_seeds(rows, series="tau")
+        fig = tw.control_figure(rows, bay, 0.1, series="tau")
+        tau_dims = sorted({d for _, d, _, _ in tau_seeds})
+        assert [ax.get_title() for ax in fig.axes] == [f"$d = {d}$" for d in tau_dims]
+        tau_groups = sorted({(t, a) for t, _, a, _ in tau_seeds})
+        for ax, d in zip(fig.axes, tau_dims):
+            for kind in tw.CONTROL_KINDS:
+                drawn = _marker_lines(ax, tw._MARKERS[kind])
+                for ln, (t, a) in zip(drawn, tau_groups, strict=True):
+                    assert_allclose(ln.get_ydata(), tau_seeds[t, d, a, kind]["diff"])
+        plt.close(fig)
     # without a stored Bayes error for a point, no mark (and no legend entry) for it
     fig = tw.control_figure(rows, {}, 0.1)
     assert not any(_marker_lines(ax, "_") for ax in fig.axes)

@@ -230,6 +230,7 @@ def control_figure(
     bayes_points: dict | None = None,
     rho: float = 0.1,
     level: float = 0.95,
+    series: str = "alpha",
 ):
     """The control sweep at a glance: every seed against the context-free and Bayes errors.
 
@@ -253,6 +254,10 @@ def control_figure(
         Label noise of the runs to draw (another ``rho`` than the stored runs' is refused).
     level : float
         Confidence level of each seed's interval, in (0, 1).
+    series : str
+        The series of the sweep to draw (:func:`control_seeds`): ``"alpha"`` (the
+        points at fixed ``alpha``, 4000 steps at every ``d``) or ``"tau"`` (a fixed
+        number of training contexts per ``d^2``).
 
     Returns
     -------
@@ -274,7 +279,7 @@ def control_figure(
     rows = [r for r in rows if float(r["rho"]) == rho]
     if not rows:
         raise ValueError(f"rho: the control runs have rho in {stored}; got {rho!r}")
-    seeds = control_seeds(rows, level)
+    seeds = control_seeds(rows, level, series)
     bayes_points = lib.bayes.load_bayes() if bayes_points is None else bayes_points
     dims = sorted({d for _, d, _, _ in seeds})
     if len(dims) > lib.teaching.plotting.MAX_COLUMNS:

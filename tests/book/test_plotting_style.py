@@ -200,13 +200,14 @@ def test_stored_sweep_figure_draws_the_theory_at_the_runs_rho():
     assert drawn == {rho: len(g) for rho, g in groups.items()}
 
 
-def test_control_figure_follows_the_style():
-    # chapter 7's figure of the control sweep: column wide, fonts, inside the canvas,
-    # and its two-line tick labels apart
+@pytest.mark.parametrize("series", ["alpha", "tau"])
+def test_control_figure_follows_the_style(series):
+    # chapter 7's figures of the control sweep (at fixed alpha, and at fixed tau):
+    # column wide, fonts, inside the canvas, and its two-line tick labels apart
     pytest.importorskip("jax", reason="training_widgets needs the optional extra 'training' (JAX)")
     from lib.teaching import training_widgets
 
-    fig = training_widgets.control_figure()
+    fig = training_widgets.control_figure(series=series)
     assert fig.get_size_inches()[0] == pytest.approx(plotting.COLUMN_WIDTH)
     assert min(_font_sizes(fig)) >= plotting.MIN_FONT_PT
     assert not _overlapping_tick_labels(fig)
