@@ -136,6 +136,18 @@ FIGURE_GROUPS = {
 IN_ONE_FIGURE, COLOUR_BLIND, ANY_TWO = 25.0, 12.0, 20.0
 
 
+def _assert_apart(colours, pairwise):
+    """Each of ``colours`` far from every teacher's colour; ``pairwise`` far from each other,
+    also for the two common colour-vision deficiencies."""
+    for c in colours:
+        for t, b in plotting.TEACHER_COLORS.items():
+            assert difference(c, b) >= ANY_TWO, f"{c} and the teacher {t}"
+    for a, b in combinations(pairwise, 2):
+        assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
+        for vision in ("deuteranopia", "protanopia"):
+            assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"
+
+
 @pytest.mark.parametrize(
     ("lab1", "lab2", "expected"),  # Sharma, Wu and Dalal (2005), their table 1, pairs 1, 2, 3, 7
     [
@@ -186,13 +198,7 @@ def test_chapter_7_sweep_figure_draws_no_teacher_colour():
     plt.close(fig)
     hues = sorted(c for c in drawn if len(set(to_rgb(c))) > 1)  # greys have r = g = b
     assert len(hues) == 3  # softmax, linear attention, the spectral learner
-    for c in hues:
-        for t, b in plotting.TEACHER_COLORS.items():
-            assert difference(c, b) >= ANY_TWO, f"{c} and the teacher {t}"
-    for a, b in combinations(hues, 2):
-        assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
-        for vision in ("deuteranopia", "protanopia"):
-            assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"
+    _assert_apart(hues, hues)
 
 
 # --- issue 29: chapter 7's control sweep at a glance ----------------------------------
@@ -309,10 +315,4 @@ def test_control_figure_colours_are_apart_and_no_teachers():
     hues = sorted(c for c in drawn if len(set(to_rgb(c))) > 1)  # greys have r = g = b
     assert len(hues) == 2  # the two attention networks; the control and references are grey
     kinds = [tw.KIND_COLORS[k] for k in tw.CONTROL_KINDS]
-    for c in hues + kinds:  # the control's grey too (KIND_COLORS's docstring)
-        for t, b in plotting.TEACHER_COLORS.items():
-            assert difference(c, b) >= ANY_TWO, f"{c} and the teacher {t}"
-    for a, b in combinations(kinds, 2):
-        assert difference(a, b) >= IN_ONE_FIGURE, f"{a} and {b}"
-        for vision in ("deuteranopia", "protanopia"):
-            assert difference(a, b, vision) >= COLOUR_BLIND, f"{a} and {b} ({vision})"
+    _assert_apart(hues + kinds, kinds)  # the control's grey too (KIND_COLORS's docstring)

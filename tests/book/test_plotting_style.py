@@ -200,6 +200,16 @@ def test_stored_sweep_figure_draws_the_theory_at_the_runs_rho():
     assert drawn == {rho: len(g) for rho, g in groups.items()}
 
 
+def _assert_legible_and_inside(fig):
+    """Every text at least MIN_FONT_PT, tick labels apart, everything inside the canvas."""
+    assert min(_font_sizes(fig)) >= plotting.MIN_FONT_PT
+    assert not _overlapping_tick_labels(fig)
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer)
+    assert box.x0 >= -1 and box.y0 >= -1
+    assert box.x1 <= fig.get_size_inches()[0] + 0.02 and box.y1 <= fig.get_size_inches()[1] + 0.02
+
+
 @pytest.mark.parametrize("series", ["alpha", "tau"])
 def test_control_figure_follows_the_style(series):
     # chapter 7's figures of the control sweep (at fixed alpha, and at fixed tau):
@@ -209,12 +219,7 @@ def test_control_figure_follows_the_style(series):
 
     fig = training_widgets.control_figure(series=series)
     assert fig.get_size_inches()[0] == pytest.approx(plotting.COLUMN_WIDTH)
-    assert min(_font_sizes(fig)) >= plotting.MIN_FONT_PT
-    assert not _overlapping_tick_labels(fig)
-    renderer = fig.canvas.get_renderer()
-    box = fig.get_tightbbox(renderer)
-    assert box.x0 >= -1 and box.y0 >= -1
-    assert box.x1 <= fig.get_size_inches()[0] + 0.02 and box.y1 <= fig.get_size_inches()[1] + 0.02
+    _assert_legible_and_inside(fig)
 
 
 @pytest.mark.parametrize("teacher, d", [("h2", 8), ("relu", 8), ("h2", 16), ("relu", 32)])
@@ -227,12 +232,7 @@ def test_sweep_figure_follows_the_style(teacher, d):
     fig = training_widgets.sweep_figure(teacher, d, 0.1)
     assert fig.get_size_inches()[0] == pytest.approx(plotting.COLUMN_WIDTH)
     assert fig.axes[0].get_legend() is not None
-    assert min(_font_sizes(fig)) >= plotting.MIN_FONT_PT
-    assert not _overlapping_tick_labels(fig)
-    renderer = fig.canvas.get_renderer()
-    box = fig.get_tightbbox(renderer)
-    assert box.x0 >= -1 and box.y0 >= -1
-    assert box.x1 <= fig.get_size_inches()[0] + 0.02 and box.y1 <= fig.get_size_inches()[1] + 0.02
+    _assert_legible_and_inside(fig)
 
 
 @pytest.mark.parametrize(
