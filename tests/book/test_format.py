@@ -162,8 +162,7 @@ def test_figure_cells_end_with_a_semicolon():
             body = ast.parse(src).body
             last = body[-1] if body else None
             # a matplotlib call that returns an artist (legend, set_ylabel, ...) adds an
-            # output; a call that returns None (plain_log_ticks) must keep no ';': MyST-NB
-            # then evaluates the next text cell's {eval} roles to nothing (seen in ch. 3.1)
+            # output; with ';' the next text cell must hold no {eval} role (the test below)
             returns_artist = (
                 isinstance(last, ast.Expr)
                 and isinstance(last.value, ast.Call)
@@ -173,3 +172,28 @@ def test_figure_cells_end_with_a_semicolon():
             if returns_artist and not src.rstrip().endswith(";"):
                 bad.append(f"{path.relative_to(ROOT)} {cell.get('id')}: {ast.unparse(body[-1])[:60]}")
     assert not bad, "figure cells ending in an expression without ';':\n" + "\n".join(bad)
+
+
+def test_no_eval_text_follows_a_cell_ending_with_a_semicolon():
+    """IPython decides whether to show a value by looking at the last input in its
+    history, and MyST-NB evaluates ``{eval}`` roles without storing them in the history:
+    after a code cell whose source ends with ``;`` every role of the next text cells
+    evaluates to nothing (seen in ch. 3.1 after ``fig.legend(...);``, earlier after
+    ``plotting.plain_log_ticks(...);``). End such a cell with an assignment
+    (``_ = fig.legend(...)``) instead, or put a code cell between."""
+    bad = []
+    for path in sorted((ROOT / "book").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        quiet_after = None
+        for cell in nb["cells"]:
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            tags = cell.get("metadata", {}).get("tags", [])
+            if cell["cell_type"] == "code" and "remove-cell" not in tags:
+                lines = [ln.split("#")[0].rstrip() for ln in src.rstrip().splitlines()]
+                lines = [ln for ln in lines if ln]
+                quiet_after = cell.get("id") if lines and lines[-1].endswith(";") else None
+            elif cell["cell_type"] == "markdown" and quiet_after and "{eval}" in src:
+                bad.append(f"{path.relative_to(ROOT)}: {cell.get('id')} after {quiet_after}")
+    assert not bad, "text with {eval} roles right after a cell ending in ';':\n" + "\n".join(bad)
