@@ -94,7 +94,7 @@ def test_the_book_build_the_grader_and_the_test_suite_install_it():
 
 def test_a_real_kernel_answers_through_the_sliced_channel():
     nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
+    NotebookClient = pytest.importorskip("nbclient").NotebookClient
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("print(6 * 7)")]

@@ -131,6 +131,7 @@ def test_student_build_rewrites_the_api_docstrings():
 
 
 def test_staged_student_sources_name_no_repository_path(tmp_path):
+    pytest.importorskip("pybtex", reason="handed-out notebooks cite as text: pybtex (a book-build dependency)")
     # what the handed-out notebooks and the student pages say (no build needed)
     import nbformat
 
