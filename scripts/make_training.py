@@ -590,6 +590,83 @@ def _lr_cache_path(cache_dir: Path, spec: ControlRow) -> Path:
     return cache_dir / f"training_{spec.experiment}_lr_{spec.kind}_d{spec.d}.json"
 
 
+def _tuning_key(spec: ControlRow) -> str:
+    """The key of a (kind, d)'s tuning in its cache file."""
+    return (
+        f"{spec.kind} d={spec.d} lrs={spec.lrs} steps={spec.tune_steps} {spec.tune_teacher} "
+        f"alpha={spec.tune_alpha:g} sampler={spec.sampler}"
+    )
+
+
+def _validation_stream(spec: ControlRow) -> tuple[int, list[Any]]:
+    """The validation seed and contexts of a (kind, d)'s pilot runs (shared by the kinds of a d)."""
+    d, ell = spec.d, max(1, round(spec.tune_alpha * spec.d))
+    val_seed = int(
+        np.random.SeedSequence([mfs.BASE_SEED, spec.experiment_index, _stable_int("val"), d]).generate_state(1)[0]
+    )
+    return val_seed, list(_context_chunks(spec.n_val, d, ell, spec.tune_teacher, spec.rho, val_seed, 2))
+
+
+def _pilot(spec: ControlRow, lr: float, index: int) -> Any:
+    """Pilot run ``index`` of a (kind, d) at step size ``lr`` (numpy sampler; seed index ``10 + index``)."""
+    rng = np.random.default_rng(
+        np.random.SeedSequence([mfs.BASE_SEED, spec.experiment_index, _stable_int(spec.kind), spec.d, 10 + index])
+    )
+    tune = replace(spec, teacher=spec.tune_teacher, alpha=spec.tune_alpha)
+    try:
+        return _train_tf(tune, lr, spec.tune_steps, rng)
+    except lib.training.TrainingDivergedError:
+        return SimpleNamespace(settings={"diverged": True})
+
+
+def _val_error(pilot: Any, val: list[Any]) -> float:
+    """Mean squared error of a pilot on the validation contexts (inf if it diverged)."""
+    if pilot.settings.get("diverged"):
+        return math.inf
+    r2 = np.concatenate([(c.y_query - pilot.predict(c.X, c.y, c.x_query)) ** 2 for c in val])
+    return float(r2.mean())
+
+
+def edge_pilots(name: str, cache_dir: Path, groups: tuple[int, ...] | None, log: Callable[[str], None]) -> int:
+    """One more pilot beyond the grid's edge for every (kind, d) whose tuned step size is at an edge.
+
+    For each (kind, d) of the experiment's transformer rows (in ``groups``) whose cached
+    tuning chose the smallest (largest) value of its grid, this trains one pilot at the
+    smallest value divided by (largest value times) :data:`EDGE_FACTOR`, with the pilot
+    seed index ``10 + len(lrs)`` and the same validation stream, and stores
+    ``{"lr", "val_error", "seed_index", "date"}`` under ``"beyond_edge"`` in the cached
+    entry. The rows are not retrained: this only tells whether the grid's edge was
+    binding. Returns the number of pilots run (0 when every entry already has one).
+    """
+    done = 0
+    seen = set()
+    for spec in row_specs(name, groups):
+        if spec.kind not in CTL_KINDS or (spec.kind, spec.d) in seen or spec.sampler == "device":
+            continue
+        seen.add((spec.kind, spec.d))
+        path = _lr_cache_path(cache_dir, spec)
+        cache = json.loads(path.read_text()) if path.exists() and path.read_text().strip() else {}
+        entry = cache.get(_tuning_key(spec))
+        if entry is None:
+            log(f"{spec.kind} d={spec.d}: not tuned yet (no entry in {path.name}); skipped")
+            continue
+        lrs = [float(v) for v in entry["lrs"]]
+        if entry["lr"] not in (min(lrs), max(lrs)) or "beyond_edge" in entry:
+            continue
+        lr = min(lrs) / EDGE_FACTOR if entry["lr"] == min(lrs) else max(lrs) * EDGE_FACTOR
+        _, val = _validation_stream(spec)
+        err = _val_error(_pilot(spec, lr, len(lrs)), val)
+        entry["beyond_edge"] = {"lr": lr, "val_error": err, "seed_index": 10 + len(lrs), "date": mfs._now()}
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(cache, indent=2) + "\n")
+        tmp.replace(path)
+        log(
+            f"{spec.kind} d={spec.d}: chosen {entry['lr']:g} ({min(entry['val_errors']):.4f}); beyond the edge {lr:g}: {err:.4f}"
+        )
+        done += 1
+    return done
+
+
 def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[float]]:
     """The learning rate of a transformer row, tuned once per (kind, d) and cached.
 
@@ -606,10 +683,7 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
     ``cache_dir`` (computed again when absent; a file lock keeps two workers from tuning
     the same (kind, d) at once).
     """
-    key = (
-        f"{spec.kind} d={spec.d} lrs={spec.lrs} steps={spec.tune_steps} {spec.tune_teacher} "
-        f"alpha={spec.tune_alpha:g} sampler={spec.sampler}"
-    )
+    key = _tuning_key(spec)
     lrs = [float(v) for v in spec.lrs.split(",")]
     if len(lrs) == 1:
         return lrs[0], []
@@ -630,11 +704,8 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
             cache = json.loads(text)
             if key in cache:
                 return float(cache[key]["lr"]), list(cache[key]["val_errors"])
-        d, ell = spec.d, max(1, round(spec.tune_alpha * spec.d))
-        val_seed = int(
-            np.random.SeedSequence([mfs.BASE_SEED, spec.experiment_index, _stable_int("val"), d]).generate_state(1)[0]
-        )
-        val = list(_context_chunks(spec.n_val, d, ell, spec.tune_teacher, spec.rho, val_seed, 2))
+        d = spec.d
+        val_seed, val = _validation_stream(spec)
         errors = []
         if spec.sampler == "device":  # every candidate at once (vmap), from one seed
             seed = int(
@@ -647,22 +718,8 @@ def _tuned_lr(spec: ControlRow, cache_dir: Path | None) -> tuple[float, list[flo
                 layers=spec.layers, width=spec.width, attention=spec.kind, steps=spec.tune_steps, batch=spec.batch,
             )[0]  # fmt: skip
         else:
-            pilots = []
-            for i, lr in enumerate(lrs):
-                rng = np.random.default_rng(
-                    np.random.SeedSequence([mfs.BASE_SEED, spec.experiment_index, _stable_int(spec.kind), d, 10 + i])
-                )
-                tune = replace(spec, teacher=spec.tune_teacher, alpha=spec.tune_alpha)
-                try:
-                    pilots.append(_train_tf(tune, lr, spec.tune_steps, rng))
-                except lib.training.TrainingDivergedError:
-                    pilots.append(SimpleNamespace(settings={"diverged": True}))
-        for pilot in pilots:
-            if pilot.settings.get("diverged"):
-                errors.append(math.inf)
-                continue
-            r2 = np.concatenate([(c.y_query - pilot.predict(c.X, c.y, c.x_query)) ** 2 for c in val])
-            errors.append(float(r2.mean()))
+            pilots = [_pilot(spec, lr, i) for i, lr in enumerate(lrs)]
+        errors = [_val_error(pilot, val) for pilot in pilots]
         lr = lrs[int(np.argmin(errors))]
         if cache_dir is not None:
             text = path.read_text()
@@ -814,6 +871,7 @@ CTL_TUNE_STEPS = 2000
 CTL_TAU = 2 * 1000 * CTL_BATCH / 8**2  # 4000
 CTL_LRS = "0.001,0.003,0.01"
 CTL_KINDS = ("softmax", "linear", "none")
+EDGE_FACTOR = 3.0  # the step beyond the grid's edge of --edge-pilots
 
 
 def ctl_width(d: int) -> int:
@@ -1381,6 +1439,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time one small row at d = 8 and print the estimated CPU time of each experiment; compute nothing else",
     )
+    parser.add_argument(
+        "--edge-pilots",
+        action="store_true",
+        help="for every (kind, d) whose tuned step size is at the edge of its grid, one pilot a factor "
+        f"{EDGE_FACTOR:g} beyond it, recorded in the tuning file (the rows are not retrained); compute nothing else",
+    )
     args = parser.parse_args(argv)
     names = args.experiments or [n for n in EXPERIMENTS if EXPERIMENTS[n].get("default", True)]
     bad = [n for n in names if n not in EXPERIMENTS]
@@ -1400,6 +1464,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.estimate:
         estimate(names, log)
+        return 0
+    if args.edge_pilots:
+        for name in names:
+            edge_pilots(name, out, groups, log)
         return 0
     if args.merge:
         for name in names:

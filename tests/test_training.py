@@ -558,3 +558,24 @@ def test_make_training_labels_select_and_refuse(tmp_path):
     assert mt.main([*args, "h2 d=4 tau=4 smoke zfb"]) == 0
     rows = runs.load_control_runs("smoke", tmp_path)
     assert {r["label"] for r in rows} == {"h2 d=4 tau=4 smoke zfb"} and len(rows) == 2
+
+
+@pytest.mark.slow
+def test_make_training_edge_pilots(tmp_path):
+    """--edge-pilots adds one pilot beyond the grid's edge to each edge choice, once, without new rows."""
+    import json
+
+    mt = _make_training()
+    args = ["smoke", "--groups", "0", "--out", str(tmp_path), "--workers", "0"]
+    assert mt.main(args) == 0
+    rows_before = (tmp_path / "training_smoke.csv").read_text()
+    assert mt.main([*args, "--edge-pilots"]) == 0
+    for kind in mt.CTL_KINDS:
+        (entry,) = json.loads((tmp_path / f"training_smoke_lr_{kind}_d4.json").read_text()).values()
+        lrs = entry["lrs"]  # two values: every choice is at an edge
+        beyond = entry["beyond_edge"]
+        expected = lrs[0] / mt.EDGE_FACTOR if entry["lr"] == lrs[0] else lrs[-1] * mt.EDGE_FACTOR
+        assert beyond["lr"] == pytest.approx(expected) and beyond["seed_index"] == 12
+        assert np.isfinite(beyond["val_error"]) or beyond["val_error"] == np.inf
+    assert (tmp_path / "training_smoke.csv").read_text() == rows_before  # no row retrained
+    assert mt.edge_pilots("smoke", tmp_path, (0,), print) == 0  # done once
