@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     python scripts/make_training.py [EXPERIMENT ...] [--out DIR] [--fresh] [--groups G,...]
                                     [--workers N | --scheduler ADDRESS] [--estimate]
-                                    [--sampler numpy|device]
+                                    [--sampler numpy|device] [--edge-pilots]
 
 The same pipeline as ``scripts/make_finite_size.py``, whose machinery this script imports
 (seeds, the Dask client, file locking, provenance): one row is one Dask task (one trained
@@ -31,7 +31,8 @@ others only when named):
   ``tau`` (``tau d^2`` training contexts, tau = 4000, at alpha = 4: 2000, 8000, 32000
   steps at d = 8, 16, 32). The learning rate is tuned once per (kind, d) among 1e-3,
   3e-3, 1e-2 on a validation stream (cached in ``training_controls_lr_<kind>_d<d>.json``
-  next to the CSV; each row records its ``lr`` and ``val_errors``); the loss curve is
+  next to the CSV; each row records its ``lr`` and ``val_errors``; ``--edge-pilots`` adds one
+  pilot a factor 3 beyond the grid where the choice is at its edge); the loss curve is
   stored per row (``loss_every``, ``loss_curve``; ``flat_change``: relative decrease of
   the loss from the ninth to the last tenth of the steps). Every row is tested on ONE
   common test set per (teacher, d, alpha): 1e5 contexts from ``test_seed``, a function of
