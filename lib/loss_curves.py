@@ -6,7 +6,9 @@
   training, the number chapter 7 uses to tell a network that has stopped learning from
   one that is still descending;
 - :func:`plateau_exit`: the step at which a run's loss leaves a plateau (chapter 7: the
-  context-free level, where the networks on h2 at d = 16 sit before they learn).
+  context-free level, where the networks on h2 at d = 16 sit before they learn);
+- :func:`summed_step_size`: the sum of a run's step sizes up to a step, a clock that
+  compares runs with different step sizes.
 
 Numpy only, no JAX.
 
@@ -24,7 +26,16 @@ import numpy as np
 
 from lib._checks import as_float_array
 
-__all__ = ["CurveLike", "MIN_POINTS", "late_loss_drop", "loss_curve", "plateau_exit"]
+__all__ = [
+    "CurveLike",
+    "LR_FLOOR",
+    "MIN_POINTS",
+    "SCHEDULED_KINDS",
+    "late_loss_drop",
+    "loss_curve",
+    "plateau_exit",
+    "summed_step_size",
+]
 
 #: What :func:`late_loss_drop` accepts for one run: a row of a stored sweep (read with
 #: :func:`loss_curve`) or the loss values themselves, a 1-D array.
@@ -265,3 +276,78 @@ def plateau_exit(row: Mapping[str, Any], level: float, margin: float = 0.05, blo
     means = loss[: loss.size // per * per].reshape(-1, per).mean(axis=1)
     below = np.nonzero(means < level - margin)[0]
     return int((below[0] + 1) * block) if below.size else None
+
+
+#: The transformers' step size decays by a cosine from ``lr`` to ``LR_FLOOR * lr``
+#: over the run (:func:`lib.transformers.train_transformer`; a test checks the two agree).
+LR_FLOOR = 0.1
+
+#: The kinds of rows trained with that schedule (``full_la`` rows use another).
+SCHEDULED_KINDS = ("softmax", "linear", "none")
+
+
+def summed_step_size(row: Mapping[str, Any], step: Any) -> float:
+    r"""The sum of the step sizes of a transformer run over its first ``step`` steps.
+
+    A transformer row of the ``controls`` sweep trains ``steps`` Adam steps whose step
+    size follows a cosine from ``lr`` down to :data:`LR_FLOOR` times ``lr``:
+    :math:`\eta_t = \mathrm{lr}\,\big(f + (1 - f)\tfrac12(1 + \cos(\pi t / T))\big)`
+    with :math:`f` = ``LR_FLOOR`` and :math:`T` = ``steps``. This returns
+    :math:`\sum_{t < \mathrm{step}} \eta_t`: how far the optimizer could move by then, a
+    clock that compares runs with different step sizes or lengths (chapter 7 measures
+    the plateau exits with it).
+
+    Parameters
+    ----------
+    row : dict
+        A ``controls`` row (:func:`lib.training_runs.load_control_runs`) of a kind in
+        :data:`SCHEDULED_KINDS`, with its ``lr`` and ``steps``.
+    step : int
+        Number of steps summed, ``0 <= step <= steps``.
+
+    Returns
+    -------
+    float
+        The summed step size.
+
+    Raises
+    ------
+    TypeError
+        If ``row`` is not a mapping or ``step`` not an integer.
+    ValueError
+        If the row's kind is not scheduled this way, its ``lr`` is not a positive finite
+        number or its ``steps`` not a positive integer, or ``step`` is outside
+        ``[0, steps]``.
+
+    Notes
+    -----
+    Used in: :doc:`trained networks </book/trained/networks>` (the plateau at fixed
+    :math:`\tau`).
+
+    Examples
+    --------
+    >>> row = {"kind": "softmax", "lr": 0.01, "steps": 4}
+    >>> round(summed_step_size(row, 4), 6)  # 0.01 * (1 + 0.775 + 0.55 + 0.325)
+    0.0265
+    """
+    if not isinstance(row, Mapping):
+        raise TypeError(f"row must be a mapping (a stored controls row); got {type(row).__name__}")
+    kind = row.get("kind")
+    if kind not in SCHEDULED_KINDS:
+        raise ValueError(f"row['kind'] must be one of {SCHEDULED_KINDS} (the cosine schedule); got {kind!r}")
+    lr, steps = row.get("lr"), row.get("steps")
+    if (
+        isinstance(lr, bool)
+        or not isinstance(lr, (int, float, np.integer, np.floating))
+        or not (math.isfinite(lr) and lr > 0)
+    ):
+        raise ValueError(f"row['lr'] must be a positive finite number; got {lr!r}")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise ValueError(f"row['steps'] must be a positive integer; got {steps!r}")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
+        raise TypeError(f"step must be an integer; got {step!r}")
+    if not 0 <= step <= steps:
+        raise ValueError(f"step must be in [0, {steps}] (the row's steps); got {step!r}")
+    t = np.arange(int(step))
+    eta = LR_FLOOR + (1 - LR_FLOOR) * 0.5 * (1 + np.cos(np.pi * t / int(steps)))
+    return float(lr * eta.sum())

@@ -38,6 +38,7 @@ from lib._training_core import (
     jnp,
     optax,
 )
+from lib.loss_curves import LR_FLOOR
 
 __all__ = [
     "ATTENTIONS",
@@ -265,8 +266,10 @@ def _check_transformer_memory(where, d, alpha, ell, batch, width, layers, sample
 
 
 def _tf_optimizer(lr: float, steps: int) -> _Optimizer:
-    """Adam with a cosine decay from ``lr`` to ``lr / 10`` over ``steps``."""
-    return _Optimizer(("transformer", float(lr), steps), optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=0.1)))
+    """Adam with a cosine decay from ``lr`` to ``LR_FLOOR * lr`` (``lr / 10``) over ``steps``."""
+    return _Optimizer(
+        ("transformer", float(lr), steps), optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=LR_FLOOR))
+    )
 
 
 def _tf_loss(p, X, y, xq, yq, attention):

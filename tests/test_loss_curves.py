@@ -190,3 +190,46 @@ def test_plateau_exit_reads_a_stored_row():
     ctl = training_runs.load_control_runs("controls")
     (row,) = training_runs.select_runs(ctl, d=16, teacher="relu", alpha=16.0, kind="linear", draw=0)
     assert loss_curves.plateau_exit(row, level=0.4358) == 400
+
+
+def test_summed_step_size_is_the_transformers_schedule():
+    """The numpy sum equals the sum of the optax schedule lib.transformers trains with."""
+    pytest.importorskip("optax")
+    import lib.transformers as tf
+
+    lr, steps = 3e-3, 250
+    # Adam on a constant gradient moves by the step size at each step: the sum of the
+    # moves of the transformers' own optimizer is the summed step size
+    import jax.numpy as jnp
+
+    opt = tf._tf_optimizer(lr, steps).tx
+    params = jnp.zeros(1)
+    state = opt.init(params)
+    moved = 0.0
+    for _ in range(137):
+        update, state = opt.update(jnp.ones(1), state, params)
+        moved -= float(update[0])
+    row = {"kind": "linear", "lr": lr, "steps": steps}
+    assert loss_curves.summed_step_size(row, 137) == pytest.approx(moved, rel=1e-5)
+    assert loss_curves.summed_step_size(row, 0) == 0.0
+    # the whole run: lr * steps * (1 + LR_FLOOR) / 2 up to the discrete sum's end effect
+    full = loss_curves.summed_step_size(row, steps)
+    assert full == pytest.approx(lr * steps * (1 + loss_curves.LR_FLOOR) / 2, rel=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("row", "step", "exc", "match"),
+    [
+        ([1, 2], 3, TypeError, "row must be a mapping"),
+        ({"kind": "la_full", "lr": 0.1, "steps": 10}, 3, ValueError, r"row\['kind'\]"),
+        ({"kind": "softmax", "lr": 0.0, "steps": 10}, 3, ValueError, r"row\['lr'\]"),
+        ({"kind": "softmax", "lr": float("nan"), "steps": 10}, 3, ValueError, r"row\['lr'\]"),
+        ({"kind": "softmax", "lr": 0.1, "steps": 2.5}, 1, ValueError, r"row\['steps'\]"),
+        ({"kind": "softmax", "lr": 0.1, "steps": 10}, 1.0, TypeError, "step must be an integer"),
+        ({"kind": "softmax", "lr": 0.1, "steps": 10}, 11, ValueError, r"step must be in \[0, 10\]"),
+        ({"kind": "softmax", "lr": 0.1, "steps": 10}, -1, ValueError, r"step must be in \[0, 10\]"),
+    ],
+)
+def test_summed_step_size_refuses_bad_input(row, step, exc, match):
+    with pytest.raises(exc, match=match):
+        loss_curves.summed_step_size(row, step)
