@@ -805,17 +805,43 @@ def handout_notebook(
                 cell.source = refs.markdown(cell.source, docname, labels)
     if refs is not None:
         refs.lab_equations(out)
+        unnumbered_equations(out)
     return out
+
+
+#: The notebook front matter (first markdown cell) that numbers no display equation but
+#: those with an explicit number (``:enumerated: true``), as the book numbers only the
+#: labelled ones; jupyterlab-myst would number every ``$$`` block (1), (2), ...
+NO_EQUATION_NUMBERS = "numbering:\n  equation: false"
+
+
+def unnumbered_equations(nb: nbformat.NotebookNode) -> bool:
+    """Put :data:`NO_EQUATION_NUMBERS` in the front matter of the notebook's first
+    markdown cell (jupyterlab-myst reads the notebook's front matter there), before the
+    line ``# -->`` that closes the book's macros cell's hidden block, if any. A notebook
+    whose first markdown cell has no front matter is left as it is (returns False)."""
+    first = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    if first is None or not first.source.startswith("---\n") or "\nnumbering:" in first.source:
+        return False
+    lines = first.source.split("\n")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        return False
+    at = next((i for i in range(1, end) if lines[i].strip() == "# -->"), end)
+    first.source = "\n".join([*lines[:at], NO_EQUATION_NUMBERS, *lines[at:]])
+    return True
 
 
 #: The roles jupyterlab-myst resolves within the one notebook it renders: a target
 #: elsewhere in the book shows as "Cross Reference Not Found" with its raw label.
 XREF_ROLE = re.compile(r"\{(?P<name>prf:ref|numref|ref|eq|doc|term)\}`(?P<text>[^`]*)`")
 _EXPLICIT_TEXT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
-#: Where a notebook's markdown defines a target: ``(label)=``, a directive's ``:label:``
-#: or ``:name:``, a labelled display equation ``$$ ... $$ (label)``.
+#: Where a notebook's markdown defines a target that jupyterlab-myst can refer to:
+#: ``(label)=`` before a heading, a directive or a display equation (before a paragraph
+#: it targets nothing there), a directive's ``:label:`` or ``:name:``, a labelled display
+#: equation ``$$ ... $$ (label)``.
 _TARGET_DEF = re.compile(
-    r"^[ \t]*\((?P<a>[\w:.-]+)\)=[ \t]*$|^[ \t]*:(?:label|name):[ \t]*(?P<b>\S+)|\$\$[ \t]*\((?P<c>[\w:.-]+)\)[ \t]*$",
+    r"^[ \t]*\((?P<a>[\w:.-]+)\)=[ \t]*\n(?=(?:[ \t]*\n)*[ \t]*(?:#|`{3,}|:{3,}|\$\$))|^[ \t]*:(?:label|name):[ \t]*(?P<b>\S+)|\$\$[ \t]*\((?P<c>[\w:.-]+)\)[ \t]*$",
     re.MULTILINE,
 )
 #: What the book shows for a numbered target, and its number: "Theorem 2.1", "Fig. 4.7",
@@ -856,7 +882,10 @@ class BookReferences:
       as its ``:enumerator:`` option (a labelled ``$$ ... $$ (label)`` becomes a
       ``{math}`` directive with one), which jupyterlab-myst (myst-parser's common
       directive options) shows in the caption and in the references; a proof gets
-      ``:nonumber:``.
+      ``:nonumber:``, and the display equations without a label get no number
+      (:func:`unnumbered_equations`), as in the book. A notebook-wide ``numbering``
+      template ("3.%s") would not do: the book's counters run on across the pages of a
+      chapter (section 3.2 starts at Fig. 3.5).
 
     A target the HTML book does not have is reported in :attr:`unresolved` and shown as
     its explicit text or its label.
@@ -982,6 +1011,8 @@ class BookReferences:
                     number = self.number(f"equation-{label}" if name == "math" else label)
                     if number:
                         out.append(f"{indent}:enumerator: {number}")
+                        if name == "math":  # numbered although equations are not (unnumbered_equations)
+                            out.append(f"{indent}:enumerated: true")
                 i = j
                 continue
             if fences and stripped and set(stripped) == {fences[-1][0]} and len(stripped) >= len(fences[-1]):
@@ -1005,6 +1036,7 @@ class BookReferences:
                         f"{indent}{fence}{{math}}",
                         f"{indent}:label: {closing.group('label')}",
                         f"{indent}:enumerator: {number}",
+                        f"{indent}:enumerated: true",
                     ]
                     out += [f"{indent}{ln.strip()}" if ln.strip() else "" for ln in body.strip().split("\n")]
                     out.append(f"{indent}{fence}")

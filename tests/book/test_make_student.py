@@ -639,8 +639,11 @@ TARGETS = {
     "secnum:sec-other": ("book/ch2/other.html", "2.2.3"),
     "term:ICL error": ("book/glossary.html#term-ICL-error", "ICL error"),
     "book/ch2/other-solution-1": ("book/ch2/other.html", ""),
+    "par-here": ("book/ch3/here.html", ""),  # a label before a paragraph: no title
 }
 HANDOUT_MD = [
+    "---\ndescription: macros\n\n  <!--\nmath:\n  '\\E': '\\mathbb{E}'\n# -->\n---\n$\\def\\E{\\mathbb{E}}$",
+    "(par-here)=\n**A paragraph.** It is a target of the book, not of jupyterlab-myst: see {ref}`it <par-here>`.",
     "See {prf:ref}`thm-other`, {eq}`eq-M-other`, {ref}`sec-other`, {ref}`that limit <sec-other>`,\n"
     "{doc}`../ch2/other`, {term}`ICL error` and, here, {prf:ref}`thm-here`, {eq}`eq-here`, "
     "{numref}`fig-here`, {numref}`ex-here`.",
@@ -679,7 +682,14 @@ def test_handed_out_references_are_the_books_numbers():
     assert "```{prf:theorem} Local\n:label: thm-here\n:enumerator: 3.4\n" in text
     assert ":::{figure}\n:label: fig-here\n:enumerator: 3.5\n" in text
     assert "````{exercise} Try\n:label: ex-here\n:enumerator: 3.6\n" in text
-    assert "```{math}\n:label: eq-here\n:enumerator: 3.7\na = b\n```" in text and "$$ (eq-here)" not in text
+    assert "```{math}\n:label: eq-here\n:enumerator: 3.7\n:enumerated: true\na = b\n```" in text
+    assert "$$ (eq-here)" not in text
+    # ... and the display equations without a label are not numbered (nor in the book)
+    assert out.cells[0].source.startswith(
+        "---\ndescription: macros\n\n  <!--\nmath:\n  '\\E': '\\mathbb{E}'\nnumbering:\n  equation: false\n# -->\n---\n"
+    )
+    # a label before a paragraph targets nothing in jupyterlab-myst: the text, as elsewhere
+    assert "see it." in text
     assert ":label: dummy-not-numbered\nx\n" in text  # a target the book does not number: as it was
     assert "```{prf:proof}\n:nonumber:\nTrivial, by\n$$\nc = d\n$$\n```" in text  # the book numbers no proof
     # the labs' docstrings name the book's equation numbers
