@@ -27,7 +27,8 @@ book: $(VENV)/.installed
 	@echo "The book is at: file://$(CURDIR)/_build/html/index.html"
 
 # The student edition: every exercise, no solutions, lab skeletons (scripts/make_student.py);
-# HTML in _build/student/html, notebooks to hand out in _build/student/notebooks.
+# HTML in _build/student/html, notebooks to hand out in _build/student/notebooks (their
+# references to other chapters and their numbers as the HTML book of `make book` gives them).
 # Run `make book` first: the student build executes nothing, it reuses the executed
 # chapters in _build/jupyter_execute and the {eval} texts book/_ext/book_evals.py recorded.
 student: $(VENV)/.installed

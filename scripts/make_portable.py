@@ -15,7 +15,10 @@ shows; the MyST directives (theorems, definitions, exercises, admonitions, figur
 math, code) turned into plain Markdown (a bold title and the body as a quotation, a
 figure as an image with its caption); ``{ref}``, ``{numref}``, ``{prf:ref}``,
 ``{eq}`` and ``{doc}`` turned into links to the page of the HTML book, with the number
-or title the book shows; ``{cite:t}``/``{cite:p}`` into author-year text, each reference
+or title the book shows (a section's title, its math as ``$...$``, from the headings of the
+HTML and sphinx's inventory ``objects.inv``: never the label); the equation labels that
+the labs' docstrings name, ``(fd-closed)``, into the book's numbers; ``{cite:t}``/``{cite:p}``
+into author-year text (LaTeX accents decoded), each reference
 linked to its entry of the bibliography page (found there by its title: the page's
 anchors are numbers, not keys); ``{term}``, ``{index}`` into their text. Code cells are unchanged.
 
@@ -127,11 +130,86 @@ def anchors(html_dir: Path) -> dict[str, tuple[str, str]]:
             label = ""
             if shown:
                 label = (shown.group(1) or shown.group(2) or "").strip()
-            elif seg.lstrip(">\n ").startswith("<h"):
+            elif _HEADING_NEXT.match(seg):
+                # a section: its own id, or a label's <span id> just before the heading
                 h = re.search(r"<h\d[^>]*>(.*?)</h\d>", seg, re.S)
-                label = re.sub(r"<[^>]+>|¶|#", "", h.group(1)).strip() if h else ""
+                number = re.search(r'<span class="section-number">([^<]*)</span>', h.group(1)) if h else None
+                if number:
+                    found.setdefault(f"{SECTION_NUMBER}{m.group(1)}", (rel, number.group(1).strip().rstrip(".")))
+                label = heading_text(h.group(1)) if h else ""
             found.setdefault(m.group(1), (rel, html.unescape(label)))
     return found
+
+
+#: The key prefix under which :func:`anchors` stores a section's number ("3.1.5.1").
+SECTION_NUMBER = "secnum:"
+#: What follows an id that names a section: the heading (the section's own id), or the
+#: end of a label's empty ``<span id="label"></span>`` and then the heading.
+_HEADING_NEXT = re.compile(r"[>\s]*(?:</span>\s*)?<h\d")
+
+
+def heading_text(inner: str) -> str:
+    """A heading's text as the HTML book's links show it: without its section number,
+    its math as ``$...$`` (Markdown math, never raw TeX), tags dropped."""
+    inner = re.sub(r'<span class="section-number">[^<]*</span>', "", inner)
+    inner = re.sub(r'<span class="math[^"]*">\\\((.*?)\\\)</span>', lambda m: f"${m.group(1)}$", inner, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>|¶|#", "", inner)).strip()
+
+
+def page_titles(html_dir: Path) -> dict[str, tuple[str, str]]:
+    """``doc:<docname>`` -> (page, its title as the book's ``<title>`` shows it, with its
+    number: "4. Finite pretraining data ...")."""
+    found = {}
+    for page_path in html_dir.rglob("*.html"):
+        page = page_path.relative_to(html_dir).as_posix()
+        text = page_path.read_text(encoding="utf-8", errors="replace")
+        title = re.search(r"<title>(.*?)(?:&#8212;|—|</title>)", text, re.S)
+        doc = page[: -len(".html")]
+        found[f"doc:{doc}"] = (page, html.unescape(title.group(1)).strip() if title else doc)
+    return found
+
+
+def inventory_labels(html_dir: Path) -> dict[str, tuple[str, str]]:
+    """Sphinx's inventory of the HTML book (``objects.inv``): every ``std:label`` ->
+    (page, the title sphinx gives it) and every glossary term ``term:<term>`` ->
+    (page#anchor, term). Its titles lose the ``$`` of their math; :func:`anchors` reads
+    the headings with their math, so these only fill what it did not find."""
+    import posixpath
+
+    from sphinx.util.inventory import InventoryFile
+
+    path = html_dir / "objects.inv"
+    if not path.is_file() or path.stat().st_size == 0:
+        return {}
+    with path.open("rb") as f:
+        inventory = InventoryFile.load(f, "", posixpath.join)
+    found = {}
+    for label, (_project, _version, location, title) in inventory.get("std:label", {}).items():
+        page, _, anchor = location.partition("#")
+        if anchor == label and title and title != "-":
+            found[label] = (page, title)
+    for term, (_project, _version, location, _title) in inventory.get("std:term", {}).items():
+        found[f"term:{term}"] = (location, term)
+    return found
+
+
+def target_id(ids: dict, anchor: str) -> str:
+    """The HTML id of a target: ``anchor`` itself, or its lower-case form (sphinx
+    writes an equation's id in lower case: ``{eq}`eq-M-kappa``` is ``equation-eq-m-kappa``)."""
+    return anchor if anchor in ids or anchor.lower() not in ids else anchor.lower()
+
+
+def book_targets(html_dir: Path) -> dict[str, tuple[str, str]]:
+    """Everything a reference of the book can point to, from its built HTML: the ids of
+    :func:`anchors` (with their numbers, titles and section numbers), the pages
+    (:func:`page_titles`) and the titles and terms of sphinx's inventory
+    (:func:`inventory_labels`) where the pages gave none."""
+    ids = anchors(html_dir)
+    ids.update(page_titles(html_dir))
+    for key, (page, title) in inventory_labels(html_dir).items():
+        if not ids.get(key, ("", ""))[1]:
+            ids[key] = (page, title)
+    return ids
 
 
 #: An exercise or a solution of the HTML book (sphinx-exercise's admonitions) and its id.
@@ -149,6 +227,16 @@ def exercise_ids(html_dir: Path) -> dict[str, set[str]]:
     return found
 
 
+def latex_text(text: str) -> str:
+    """A BibTeX field as plain Unicode: LaTeX accents decoded (``latexcodec``, a
+    dependency of pybtex: ``Aky\\"urek`` -> ``Akyürek``), braces dropped."""
+    import codecs
+
+    import latexcodec  # noqa: F401, PLC0415  (registers the "ulatex" codec)
+
+    return codecs.decode(text, "ulatex").replace("{", "").replace("}", "")
+
+
 def cite_texts(bib: Path) -> dict[str, tuple[str, str]]:
     """bibtex key -> (authors as cited, year), from the book's references.bib."""
     from pybtex.database import parse_file
@@ -156,7 +244,8 @@ def cite_texts(bib: Path) -> dict[str, tuple[str, str]]:
     out = {}
     for key, entry in parse_file(str(bib)).entries.items():
         people = entry.persons.get("author", []) or entry.persons.get("editor", [])
-        last = [" ".join(p.prelast_names + p.last_names).replace("{", "").replace("}", "") for p in people]
+        # LaTeX accents as the letters they make (Ravent\'os -> Raventós), braces dropped
+        last = [latex_text(" ".join(p.prelast_names + p.last_names)) for p in people]
         if len(last) > 2:
             who = f"{last[0]} et al."
         elif len(last) == 2:
@@ -208,6 +297,31 @@ def bib_anchors(bibliography: Path, bib: Path) -> dict[str, str]:
     return out
 
 
+#: An equation's label in parentheses in a lab's code (its docstring): "(fd-closed)".
+_CODE_EQ_LABEL = re.compile(r"\((?P<label>[A-Za-z][\w.:-]*-[\w.:-]+)\)")
+#: The tags of the lab cells, whose docstrings name equations (scripts/make_student.py).
+LAB_TAGS = ("lab-solution", "lab-skeleton")
+
+
+def equation_numbers(source: str, ids: dict) -> str:
+    """A lab cell's code with each equation label in parentheses, ``(fd-closed)``, as
+    the number the HTML book gives that equation, ``(4.4)`` (``ids``: :func:`book_targets`).
+    A label the book does not number is left as it is."""
+
+    def number(m: re.Match) -> str:
+        return ids.get(target_id(ids, f"equation-{m.group('label')}"), ("", ""))[1] or m.group(0)
+
+    return _CODE_EQ_LABEL.sub(number, source)
+
+
+def lab_equation_numbers(nb: nbformat.NotebookNode, ids: dict) -> nbformat.NotebookNode:
+    """The notebook (changed in place) with :func:`equation_numbers` in its lab cells."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and set(cell.metadata.get("tags", [])) & set(LAB_TAGS):
+            cell.source = equation_numbers(cell.source, ids)
+    return nb
+
+
 class Portable:
     """Turns one chapter's Markdown into portable Markdown."""
 
@@ -230,7 +344,7 @@ class Portable:
         return self.base + doc + ".html"
 
     def link(self, target: str, text: str | None, kind: str) -> str:
-        anchor = f"equation-{target}" if kind == "eq" else target
+        anchor = target_id(self.ids, f"equation-{target}" if kind == "eq" else target)
         page, shown = self.ids.get(anchor, ("", ""))
         if kind == "eq":
             shown = shown or f"({target})"
@@ -349,7 +463,7 @@ def portable_notebook(nb: nbformat.NotebookNode, converter: Portable) -> nbforma
             cell.source = cell.source.strip().splitlines()[-1]
         elif cell.cell_type == "markdown":
             cell.source = converter.markdown(cell.source).strip("\n")
-    return out
+    return lab_equation_numbers(out, converter.ids)
 
 
 def with_values(nb: nbformat.NotebookNode, entries: list[dict], name: str) -> nbformat.NotebookNode:
@@ -395,13 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     except make_student.StudentEditionError as err:
         print(f"make_portable: {err}", file=sys.stderr)
         return 2
-    ids = anchors(html_dir)
-    for page_path in html_dir.rglob("*.html"):
-        page = page_path.relative_to(html_dir).as_posix()
-        text = page_path.read_text(encoding="utf-8", errors="replace")
-        title = re.search(r"<title>(.*?)(?:&#8212;|—|</title>)", text, re.S)
-        doc = page[: -len(".html")]
-        ids[f"doc:{doc}"] = (page, html.unescape(title.group(1)).strip() if title else doc)
+    ids = book_targets(html_dir)
     cites = cite_texts(root / "references.bib")
     bib_ids = bib_anchors(html_dir / BIBLIOGRAPHY, root / "references.bib")
     exercises = exercise_ids(html_dir)

@@ -47,7 +47,12 @@ makes the student edition from the same sources:
 2. it writes the transformed notebooks to ``<out>/notebooks/`` (same layout as
    ``book/``, without outputs, ``{eval}`` roles kept: students run them; citations as
    plain author-year text, :func:`handout_notebook`, as jupyterlab-myst has no
-   bibliography), for
+   bibliography; and, from the instructor build's HTML (``--html``, default
+   ``_build/html``), every reference to another chapter as the text the book shows
+   ("Theorem 2.1 (section 2.2, *Learning curves*)", or a link to the student HTML
+   given ``--student-base-url``) and every numbered statement, figure and equation
+   with the book's number, :class:`BookReferences`, as jupyterlab-myst renders each
+   notebook alone), for
    instructors to hand out, and the installable package to ``<out>/package/`` with a
    README of its own for students (:func:`package_readme`);
 
@@ -76,7 +81,8 @@ makes the student edition from the same sources:
 Usage (``make student`` runs the first form, after ``make book``)::
 
     python scripts/make_student.py [--out _build/student] [--root .]
-        [--executed _build/jupyter_execute] [--no-build] [-- JBFLAGS...]
+        [--executed _build/jupyter_execute] [--html _build/html]
+        [--student-base-url URL] [--no-build] [-- JBFLAGS...]
 
 The transformation refuses sources it cannot handle safely (an unmatched solution
 marker, a ``lab-solution`` cell without both marker lines, a ``{solution}`` directive
@@ -773,9 +779,17 @@ def citation_texts(bib: Path) -> dict[str, tuple[str, str]]:
     return make_portable.cite_texts(bib)
 
 
-def handout_notebook(nb: nbformat.NotebookNode, cites: dict[str, tuple[str, str]]) -> nbformat.NotebookNode:
+def handout_notebook(
+    nb: nbformat.NotebookNode,
+    cites: dict[str, tuple[str, str]],
+    refs: BookReferences | None = None,
+    docname: str = "",
+) -> nbformat.NotebookNode:
     """The notebook as handed out: a copy of ``nb`` with every citation role of its
-    markdown cells as plain author-year text (``sync_notebooks.plain_citations``).
+    markdown cells as plain author-year text (``sync_notebooks.plain_citations``) and,
+    given the HTML book's targets (``refs``, for the notebook ``docname``), its
+    references as the book numbers them (:meth:`BookReferences.markdown`) and the
+    equation labels of its lab docstrings as the book's equation numbers.
 
     jupyterlab-myst, where students read the notebooks, has no bibliography and shows
     a ``{cite:t}`` role as a warning label; the JupyterLab copies of ``make lab`` get the
@@ -783,13 +797,277 @@ def handout_notebook(nb: nbformat.NotebookNode, cites: dict[str, tuple[str, str]
     which the book resolves into links to its bibliography.
     """
     out = copy.deepcopy(nb)
+    labels = local_labels(out)
     for cell in out.cells:
         if cell.cell_type == "markdown":
             cell.source = sync_notebooks.plain_citations(cell.source, cites)
+            if refs is not None:
+                cell.source = refs.markdown(cell.source, docname, labels)
+    if refs is not None:
+        refs.lab_equations(out)
+        unnumbered_equations(out)
     return out
 
 
-def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Path]:
+#: The notebook front matter (first markdown cell) that numbers no display equation but
+#: those with an explicit number (``:enumerated: true``), as the book numbers only the
+#: labelled ones; jupyterlab-myst would number every ``$$`` block (1), (2), ...
+NO_EQUATION_NUMBERS = "numbering:\n  equation: false"
+
+
+def unnumbered_equations(nb: nbformat.NotebookNode) -> bool:
+    """Put :data:`NO_EQUATION_NUMBERS` in the front matter of the notebook's first
+    markdown cell (jupyterlab-myst reads the notebook's front matter there), before the
+    line ``# -->`` that closes the book's macros cell's hidden block, if any. A notebook
+    whose first markdown cell has no front matter is left as it is (returns False)."""
+    first = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    if first is None or not first.source.startswith("---\n") or "\nnumbering:" in first.source:
+        return False
+    lines = first.source.split("\n")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        return False
+    at = next((i for i in range(1, end) if lines[i].strip() == "# -->"), end)
+    first.source = "\n".join([*lines[:at], NO_EQUATION_NUMBERS, *lines[at:]])
+    return True
+
+
+#: The roles jupyterlab-myst resolves within the one notebook it renders: a target
+#: elsewhere in the book shows as "Cross Reference Not Found" with its raw label.
+XREF_ROLE = re.compile(r"\{(?P<name>prf:ref|numref|ref|eq|doc|term)\}`(?P<text>[^`]*)`")
+_EXPLICIT_TEXT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+#: Where a notebook's markdown defines a target that jupyterlab-myst can refer to:
+#: ``(label)=`` before a heading, a directive or a display equation (before a paragraph
+#: it targets nothing there), a directive's ``:label:`` or ``:name:``, a labelled display
+#: equation ``$$ ... $$ (label)``.
+_TARGET_DEF = re.compile(
+    r"^[ \t]*\((?P<a>[\w:.-]+)\)=[ \t]*\n(?=(?:[ \t]*\n)*[ \t]*(?:#|`{3,}|:{3,}|\$\$))|^[ \t]*:(?:label|name):[ \t]*(?P<b>\S+)|\$\$[ \t]*\((?P<c>[\w:.-]+)\)[ \t]*$",
+    re.MULTILINE,
+)
+#: What the book shows for a numbered target, and its number: "Theorem 2.1", "Fig. 4.7",
+#: "(4.4)", "Proposition A.1".
+_NUMBER = re.compile(r"^(?:[A-Z][\w.]*\.? |\()(?P<n>(?:\d+|[A-Z])(?:\.\d+)*)\)?$")
+#: A page title with its number, as the book's ``<title>`` shows it: "4. Finite ...".
+_NUMBERED_TITLE = re.compile(r"^(?P<n>(?:\d+|[A-Z])(?:\.\d+)*)\.\s+(?P<title>.+)$", re.S)
+#: The directives the book numbers (their caption shows the number) and jupyterlab-myst
+#: numbers per notebook unless given an ``:enumerator:``; jupyterlab-myst also numbers
+#: proofs, which the book does not (they get ``:nonumber:``).
+NUMBERED_DIRECTIVES = re.compile(r"^(?:prf:(?!proof$)[\w-]+|exercise|figure|math|table)$")
+
+
+def local_labels(nb: nbformat.NotebookNode) -> set[str]:
+    """The targets a notebook's markdown cells define (:data:`_TARGET_DEF`)."""
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return {next(g for g in m.groups() if g) for m in _TARGET_DEF.finditer(text)}
+
+
+class BookReferences:
+    """The references of a handed-out notebook, as the HTML book numbers them.
+
+    jupyterlab-myst renders each notebook alone: a ``{prf:ref}``, ``{numref}``,
+    ``{ref}``, ``{eq}``, ``{doc}`` or ``{term}`` whose target is in another notebook
+    shows as "Cross Reference Not Found", and it numbers the statements, figures and
+    equations of a notebook from 1 ("Proposition 1" where the book says A.1). From the
+    instructor build's HTML (``make_portable.book_targets``: the same numbers as the
+    student edition, which only removes solutions):
+
+    - a reference to a target outside the notebook becomes the text the book shows,
+      with where it is: "Theorem 2.1 (section 2.2, *Learning curves*)", "(4.4) of
+      chapter 4, *...*", a section's title with its number; or, given ``base`` (the
+      student HTML edition's address), a link there with the book's text (never to a
+      solution, which that edition lacks: those stay text). A ``{term}`` becomes its
+      text (a link to the glossary, given ``base``);
+    - a reference to a target in the notebook stays a role, and each numbered
+      directive of the notebook (:data:`NUMBERED_DIRECTIVES`) gets the book's number
+      as its ``:enumerator:`` option (a labelled ``$$ ... $$ (label)`` becomes a
+      ``{math}`` directive with one), which jupyterlab-myst (myst-parser's common
+      directive options) shows in the caption and in the references; a proof gets
+      ``:nonumber:``, and the display equations without a label get no number
+      (:func:`unnumbered_equations`), as in the book. A notebook-wide ``numbering``
+      template ("3.%s") would not do: the book's counters run on across the pages of a
+      chapter (section 3.2 starts at Fig. 3.5).
+
+    A target the HTML book does not have is reported in :attr:`unresolved` and shown as
+    its explicit text or its label.
+    """
+
+    def __init__(self, ids: dict, base: str | None = None, hidden: set[str] | frozenset[str] = frozenset()):
+        self.ids, self.base, self.hidden = ids, base, hidden
+        self.unresolved: list[str] = []
+
+    @classmethod
+    def from_html(cls, html_dir: Path, base: str | None = None) -> BookReferences:
+        import make_portable  # noqa: PLC0415  (it imports this module)
+
+        if base is not None and not base.endswith("/"):
+            base += "/"
+        hidden = make_portable.exercise_ids(html_dir)["solution"]
+        return cls(make_portable.book_targets(html_dir), base, hidden)
+
+    def target_id(self, anchor: str) -> str:
+        """The HTML id of a target (``make_portable.target_id``: an equation's is lower case)."""
+        return anchor if anchor in self.ids or anchor.lower() not in self.ids else anchor.lower()
+
+    def number(self, anchor: str) -> str:
+        """The number the book gives a target ("2.1", "A.1", "4.4"), or ""."""
+        shown = self.ids.get(self.target_id(anchor), ("", ""))[1]
+        m = _NUMBER.match(shown)
+        return m.group("n") if m else ""
+
+    def place(self, page: str) -> str:
+        """Where a page is in the book: "section 2.2, *Learning curves*", "chapter 4, *...*"."""
+        title = self.ids.get(f"doc:{page.removesuffix('.html')}", ("", ""))[1]
+        m = _NUMBERED_TITLE.match(title)
+        if not m:
+            return f"*{title}*" if title else page
+        return f"{self.section(m.group('n'))}, *{m.group('title').strip()}*"
+
+    @staticmethod
+    def section(number: str) -> str:
+        """ "section 3.1", "chapter 4" or "appendix A" for a section number."""
+        if "." in number:
+            return f"section {number}"
+        return f"appendix {number}" if number.isalpha() else f"chapter {number}"
+
+    def role(self, m: re.Match, docname: str, labels: set[str]) -> str:
+        name, text = m.group("name"), m.group("text")
+        explicit = _EXPLICIT_TEXT.match(text)
+        shown, target = (
+            (explicit.group("text").strip(), explicit.group("target").strip()) if explicit else (None, text.strip())
+        )
+        if name == "term":
+            page, term = self.ids.get(f"term:{target}", ("", ""))
+            return f"[{shown or target}]({self.base}{page})" if self.base and page else shown or target
+        if name == "doc":
+            doc = re.sub(r"[^/]+/\.\./", "", (Path(docname).parent / target).as_posix())
+            page, title = self.ids.get(f"doc:{doc}", ("", ""))
+            if not page:
+                self.unresolved.append(f"{docname}: {m.group(0)}")
+                return shown or target
+            if self.base:
+                untitled = _NUMBERED_TITLE.match(title)
+                return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
+            return f"{shown} ({self.place(page)})" if shown else self.place(page)
+        if target in labels:
+            return m.group(0)  # jupyterlab-myst resolves it in the notebook
+        anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
+        page, book_text = self.ids.get(anchor, ("", ""))
+        if not page:
+            self.unresolved.append(f"{docname}: {m.group(0)}")
+            return shown or target
+        if name == "eq":
+            book_text = book_text or f"({target})"
+        number = self.number(anchor)
+        heading = not number or f"{SECTION_KEY}{anchor}" in self.ids
+        text = shown or book_text or target
+        if self.base and anchor not in self.hidden:
+            return f"[{text}]({self.base}{page}#{anchor})"
+        here = page == f"{docname}.html"
+        if heading:  # the section's title (italic), as the book's link shows it, and its number
+            secnum = self.ids.get(f"{SECTION_KEY}{anchor}", ("", ""))[1]
+            where = self.section(secnum) if secnum else ("" if here else self.place(page))
+            where = f"on the page {where}" if where.startswith("*") else where
+            text = shown or f"*{text}*"
+            return f"{text} ({where})" if where else text
+        where = "" if here else self.place(page)
+        if shown:
+            return f"{shown} ({book_text}{', ' + where if where else ''})"
+        if name == "eq":  # "(2.14) of section 2.2": an equation is read in a sentence
+            where = where.split(",")[0]
+            return f"{text} of {where}" if where else text
+        return f"{text} ({where})" if where else text
+
+    def markdown(self, source: str, docname: str, labels: set[str]) -> str:
+        """One markdown cell: references resolved, numbered directives given the book's numbers."""
+        source = XREF_ROLE.sub(lambda m: self.role(m, docname, labels), source)
+        return self.enumerators(source)
+
+    def enumerators(self, source: str) -> str:
+        """The cell with each numbered directive's ``:enumerator:`` (the book's number),
+        each labelled ``$$`` equation as a ``{math}`` directive with one, proofs unnumbered."""
+        lines = source.split("\n")
+        out: list[str] = []
+        fences: list[str] = []  # the fences of the directives open at this line
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            opened = _DIRECTIVE_OPEN.match(line)
+            stripped = line.strip()
+            if opened:
+                fences.append(opened.group("fence"))
+                out.append(line)
+                j, options = i + 1, []
+                while j < len(lines) and re.match(r"^\s*:[\w-]+:", lines[j]):
+                    options.append(lines[j])
+                    j += 1
+                out += options
+                keys = {re.match(r"^\s*:([\w-]+):", o).group(1): o for o in options}
+                indent = re.match(r"^\s*", options[0] if options else line).group(0)
+                name = opened.group("name")
+                label = re.sub(r"^\s*:(?:label|name):\s*", "", keys.get("label") or keys.get("name") or "").strip()
+                if name == "prf:proof" and not {"nonumber", "enumerated"} & set(keys):
+                    out.append(f"{indent}:nonumber:")
+                elif NUMBERED_DIRECTIVES.match(name) and label and "enumerator" not in keys:
+                    number = self.number(f"equation-{label}" if name == "math" else label)
+                    if number:
+                        out.append(f"{indent}:enumerator: {number}")
+                        if name == "math":  # numbered although equations are not (unnumbered_equations)
+                            out.append(f"{indent}:enumerated: true")
+                i = j
+                continue
+            if fences and stripped and set(stripped) == {fences[-1][0]} and len(stripped) >= len(fences[-1]):
+                fences.pop()
+                out.append(line)
+                i += 1
+                continue
+            if stripped.startswith("$$"):
+                if stripped.count("$$") >= 2:
+                    end = i
+                else:
+                    end = next((k for k in range(i + 1, len(lines)) if "$$" in lines[k]), None)
+                closing = _EQ_CLOSE.search(lines[end]) if end is not None else None
+                kinds = {f[0] for f in fences}
+                number = self.number(f"equation-{closing.group('label')}") if closing else ""
+                if closing and number and len(kinds) < 2:
+                    fence = ":::" if "`" in kinds else "```"
+                    body = _EQ_CLOSE.sub("", "\n".join(lines[i : end + 1]).strip()[2:])
+                    indent = re.match(r"^\s*", line).group(0)
+                    out += [
+                        f"{indent}{fence}{{math}}",
+                        f"{indent}:label: {closing.group('label')}",
+                        f"{indent}:enumerator: {number}",
+                        f"{indent}:enumerated: true",
+                    ]
+                    out += [f"{indent}{ln.strip()}" if ln.strip() else "" for ln in body.strip().split("\n")]
+                    out.append(f"{indent}{fence}")
+                    i = end + 1
+                    continue
+            out.append(line)
+            i += 1
+        return "\n".join(out)
+
+    def lab_equations(self, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        """The labs' docstrings with the book's equation numbers in place of labels."""
+        import make_portable  # noqa: PLC0415
+
+        return make_portable.lab_equation_numbers(nb, self.ids)
+
+
+#: A directive's opening line (as ``make_portable`` reads them).
+_DIRECTIVE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:.-]+)\}\s*(?P<arg>.*)$")
+#: The end of a labelled display equation: ``$$ (label)``.
+_EQ_CLOSE = re.compile(r"\$\$[ \t]*\((?P<label>[\w:.-]+)\)[ \t]*$")
+#: make_portable.SECTION_NUMBER: the key of a section's number in the book's targets.
+SECTION_KEY = "secnum:"
+
+
+def stage(
+    out: Path,
+    root: Path = ROOT,
+    executed: Path | None = None,
+    html: Path | None = None,
+    base_url: str | None = None,
+) -> list[Path]:
     """Write the student sources to ``out/src`` and the notebooks to ``out/notebooks``.
 
     Parameters
@@ -804,6 +1082,15 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
         executed copies (outputs kept where the student edition does not change them,
         ``{eval}`` roles replaced by the recorded text) for a build that executes
         nothing; else they are the handed-out notebooks (no outputs).
+    html : pathlib.Path, optional
+        The instructor build's HTML (``<root>/_build/html``). Given (with its
+        ``objects.inv``), the handed-out notebooks refer to the rest of the book as it
+        numbers it, and number their statements as it does (:class:`BookReferences`);
+        so do the labs' docstrings of the staged chapters. Else the references stay
+        roles, which jupyterlab-myst resolves only within a notebook.
+    base_url : str, optional
+        The student HTML edition's address: the handed-out notebooks' references to the
+        rest of the book are links there (default: text).
 
     Returns
     -------
@@ -835,6 +1122,9 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
     # by the instructor build, are staged as handed out (the student build skips them)
     built = set(sync_notebooks.toc_notebooks(root)) if record is not None else set()
     cites = citation_texts(root / "references.bib")
+    refs = None
+    if html is not None and (html / "objects.inv").is_file():
+        refs = BookReferences.from_html(html, base_url)
     written = []
     for path in sorted((root / "book").rglob("*")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
@@ -853,13 +1143,15 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
                 raise StudentEditionError(f"{path}: {'; '.join(problems)}")
             handout = notebooks / rel
             handout.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(handout_notebook(student, cites), handout)
+            docname = path.relative_to(root).with_suffix("").as_posix()
+            nbformat.write(handout_notebook(student, cites, refs, docname), handout)
             written.append(handout)
             if path in built:
-                docname = path.relative_to(root).with_suffix("").as_posix()
                 done = executed_copy(nb, executed / path.relative_to(root), name)
                 done = replay_evals(done, record.get(docname, []), name)
                 student = student_notebook(done, name, keep_outputs=True)
+            if refs is not None:
+                refs.lab_equations(student)
             nbformat.write(student, target)
         else:
             if path.suffix == ".md" and re.search(r"\{solution", path.read_text()):
@@ -871,6 +1163,9 @@ def stage(out: Path, root: Path = ROOT, executed: Path | None = None) -> list[Pa
                 target.write_text(SLIDES_LINK.sub("", student_paths(text)), encoding="utf-8")
             else:
                 shutil.copy2(path, target)
+    if refs is not None and refs.unresolved:
+        print("make_student: references the HTML book does not have (left as text):", file=sys.stderr)
+        print("\n".join(f"  {r}" for r in sorted(set(refs.unresolved))), file=sys.stderr)
     return written
 
 
@@ -983,6 +1278,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the instructor build's executed notebooks (default: <root>/_build/jupyter_execute)",
     )
+    parser.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        help="the instructor build's HTML, whose numbers and titles the handed-out notebooks' "
+        "references show (default: <root>/_build/html, if built)",
+    )
+    parser.add_argument(
+        "--student-base-url",
+        default=None,
+        help="the student HTML edition's address, where published: the handed-out notebooks' "
+        "references to other chapters link there (default: text)",
+    )
     parser.add_argument("--no-build", action="store_true", help="only write the sources")
     parser.add_argument("jb_flags", nargs="*", help="flags for jupyter-book build")
     args = parser.parse_args(argv)
@@ -991,7 +1299,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_build:
         executed = (args.executed or root / "_build" / "jupyter_execute").resolve()
     try:
-        written = stage(out, root, executed)
+        html = (args.html or root / "_build" / "html").resolve()
+        if not (html / "objects.inv").is_file():
+            print(f"make_student: no HTML book in {html}: the handed-out notebooks keep their references as roles")
+        written = stage(out, root, executed, html, args.student_base_url)
     except StudentEditionError as err:
         print(f"make_student: {err}", file=sys.stderr)
         return 2

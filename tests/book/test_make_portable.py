@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -216,3 +217,81 @@ def test_student_notebooks_link_to_no_exercise_of_the_instructor_book(tmp_path, 
         assert f"Try [Exercise 3.3]({student_base}book/toy.html#ex-a) and " in student
         assert f"[Theorem 3.1]({student_base}book/toy.html#thm-a)" in student
         assert base not in student.replace(student_base, "")
+
+
+#: A section as sphinx writes a MyST label's target: an empty span with the label's id
+#: just before the heading, whose text has the section number and, here, math.
+SECTION_HTML = """<span id="sec-b"></span><h3><span class="section-number">3.1.2. </span>Steps with
+<span class="math notranslate nohighlight">\\(v_{21}\\)</span> trained<a class="headerlink" href="#steps" title="Link">#</a></h3>
+<span id="sec-c"></span><p>A label on a paragraph.</p>
+"""
+
+
+def _inventory(path, lines):
+    """A sphinx inventory (objects.inv, version 2) with the given entries."""
+    import zlib
+
+    head = "# Sphinx inventory version 2\n# Project: b\n# Version: \n# The remainder of this file is compressed using zlib.\n"
+    path.write_bytes(head.encode() + zlib.compress("".join(f"{ln}\n" for ln in lines).encode()))
+
+
+def test_section_references_show_the_sections_title_not_its_label(tmp_path):
+    """A {ref} without text shows the title the HTML book shows (its math as $...$, no
+    section number), from the page or, where the page has no heading there, from
+    sphinx's inventory; never the label."""
+    pytest.importorskip("sphinx", reason="the inventory is read with sphinx (a dependency of the book build)")
+    html_dir = tmp_path / "html"
+    (html_dir / "book").mkdir(parents=True)
+    (html_dir / "book" / "toy.html").write_text(PAGE.replace("</section>", SECTION_HTML + "</section>"))
+    _inventory(
+        html_dir / "objects.inv",
+        [
+            "sec-b std:label -1 book/toy.html#$ Steps with v_{21} trained",
+            "sec-c std:label -1 book/toy.html#$ Paragraph title",
+        ],
+    )
+    ids = make_portable.book_targets(html_dir)
+    assert ids["sec-b"] == ("book/toy.html", "Steps with\n$v_{21}$ trained")
+    assert ids["secnum:sec-b"] == ("book/toy.html", "3.1.2")
+    assert ids["sec-c"] == ("book/toy.html", "Paragraph title")  # from the inventory
+    assert ids["sec-a"] == ("book/toy.html", "A section")
+    conv = make_portable.Portable("https://x.github.io/b/", ids, {}, "book/toy")
+    out = conv.markdown("See {ref}`sec-b`, {ref}`sec-c` and {ref}`sec-a`.")
+    assert out == (
+        "See [Steps with\n$v_{21}$ trained](https://x.github.io/b/book/toy.html#sec-b), "
+        "[Paragraph title](https://x.github.io/b/book/toy.html#sec-c) and "
+        "[A section](https://x.github.io/b/book/toy.html#sec-a)."
+    )
+
+
+def test_portable_citations_decode_latex_accents_and_labs_name_equation_numbers(tmp_path):
+    pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{a, author = {Ravent{\\'o}s, A. and Aky\\\"urek, E. and Ganguli, S.}, year = {2023}}\n")
+    assert make_portable.cite_texts(bib) == {"a": ("Raventós et al.", "2023")}
+    book = make_portable.cite_texts(ROOT / "references.bib")
+    assert book["akyurek2023learning"][0] == "Akyürek et al."
+    assert not [who for who, _ in book.values() if set(who) & set("\\{}")]  # no LaTeX left in the book's
+    ids = {"equation-fd-closed": ("book/p.html", "(4.4)"), "equation-eq-m-kappa": ("book/p.html", "(2.13)")}
+    lab = '"""Error, eq. (fd-closed), with (eq-M-kappa), not (x-y)."""'
+    assert make_portable.equation_numbers(lab, ids) == '"""Error, eq. (4.4), with (2.13), not (x-y)."""'
+
+
+def test_no_portable_link_shows_a_label(tmp_path):
+    """The toy chapter's references, with a {ref} to a section without text: no link
+    text of either edition is a label of the book."""
+    pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
+    root = _book(tmp_path)
+    page = root / "_build" / "html" / "book" / "toy.html"
+    page.write_text(page.read_text().replace("</section>", SECTION_HTML + "</section>"))
+    for path in (root / "book" / "toy.ipynb", root / "_build" / "jupyter_execute" / "book" / "toy.ipynb"):
+        nb = nbformat.read(path, 4)
+        nb.cells.append(nbformat.v4.new_markdown_cell("(sec-b)=\n### Steps\n\nSee {ref}`sec-b` and {ref}`sec-a`."))
+        nbformat.write(nb, path)
+    assert make_portable.main(["--root", str(root)]) == 0
+    labels = {"sec-a", "sec-b", "thm-a", "eq-a", "fig-a", "ex-a", "other"}
+    for edition in ("instructor", "student"):
+        text = "\n".join(c.source for c in nbformat.read(root / "_build" / "portable" / edition / "toy.ipynb", 4).cells)
+        shown = set(re.findall(r"\[([^\]]*)\]\(", text))
+        assert shown and not shown & labels, (edition, shown & labels)
+        assert "[Steps with\n$v_{21}$ trained](" in text and "[A section](" in text

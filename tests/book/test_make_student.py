@@ -618,3 +618,147 @@ def test_the_book_build_merges_streams_in_place():
     outputs = [_stream("a = 1\n"), _stream("b = 2\n")]
     coalesce_streams(outputs)
     assert outputs[0]["text"] == "a = 1\nb = 2\n" and len(outputs) == 2
+
+
+# --------------------------------------------------------------------------------------
+# handed-out notebooks: references as the book numbers them (jupyterlab-myst renders
+# each notebook alone, and numbers its statements from 1)
+# --------------------------------------------------------------------------------------
+#: The targets of a toy HTML book (make_portable.book_targets): this chapter is section
+#: 3.2, another is section 2.2; numbers continue across the pages of a chapter.
+TARGETS = {
+    "doc:book/ch3/here": ("book/ch3/here.html", "3.2. This chapter"),
+    "doc:book/ch2/other": ("book/ch2/other.html", "2.2. Learning curves"),
+    "thm-here": ("book/ch3/here.html", "Theorem 3.4"),
+    "equation-eq-here": ("book/ch3/here.html", "(3.7)"),
+    "fig-here": ("book/ch3/here.html", "Fig. 3.5"),
+    "ex-here": ("book/ch3/here.html", "Exercise 3.6"),
+    "thm-other": ("book/ch2/other.html", "Theorem 2.1"),
+    "equation-eq-m-other": ("book/ch2/other.html", "(2.13)"),  # sphinx: lower case
+    "sec-other": ("book/ch2/other.html", "The ridgeless limit at $\\kappa = \\infty$"),
+    "secnum:sec-other": ("book/ch2/other.html", "2.2.3"),
+    "term:ICL error": ("book/glossary.html#term-ICL-error", "ICL error"),
+    "book/ch2/other-solution-1": ("book/ch2/other.html", ""),
+    "par-here": ("book/ch3/here.html", ""),  # a label before a paragraph: no title
+}
+HANDOUT_MD = [
+    "---\ndescription: macros\n\n  <!--\nmath:\n  '\\E': '\\mathbb{E}'\n# -->\n---\n$\\def\\E{\\mathbb{E}}$",
+    "(par-here)=\n**A paragraph.** It is a target of the book, not of jupyterlab-myst: see {ref}`it <par-here>`.",
+    "See {prf:ref}`thm-other`, {eq}`eq-M-other`, {ref}`sec-other`, {ref}`that limit <sec-other>`,\n"
+    "{doc}`../ch2/other`, {term}`ICL error` and, here, {prf:ref}`thm-here`, {eq}`eq-here`, "
+    "{numref}`fig-here`, {numref}`ex-here`.",
+    "```{prf:theorem} Local\n:label: thm-here\n\nIt holds:\n\n:::{math}\n:label: dummy-not-numbered\nx\n:::\n```",
+    "$$\na = b\n$$ (eq-here)\n\n```{prf:proof}\nTrivial, by\n$$\nc = d\n$$\n```",
+    ":::{figure}\n:label: fig-here\nA caption.\n:::\n\n````{exercise} Try\n:label: ex-here\nDo it.\n````",
+]
+
+
+def _handout_toy():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(s) for s in HANDOUT_MD]
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            'def f():\n    """As in (eq-M-other) and (not-a-label)."""\n', metadata={"tags": ["lab-skeleton"]}
+        )
+    )
+    nb.cells.append(nbformat.v4.new_code_cell("x = (eq-here)"))  # not a lab: unchanged
+    return nb
+
+
+def test_handed_out_references_are_the_books_numbers():
+    refs = make_student.BookReferences(TARGETS)
+    out = make_student.handout_notebook(_handout_toy(), {}, refs, "book/ch3/here")
+    text = "\n".join(c.source for c in out.cells if c.cell_type == "markdown")
+    # outside the notebook: the book's text and where it is, no role left
+    assert (
+        "See Theorem 2.1 (section 2.2, *Learning curves*), (2.13) of section 2.2, "
+        "*The ridgeless limit at $\\kappa = \\infty$* (section 2.2.3), that limit (section 2.2.3),\n"
+        "section 2.2, *Learning curves*, ICL error and, here," in text
+    )
+    # inside: the roles stay (jupyterlab-myst resolves them) ...
+    assert "{prf:ref}`thm-here`, {eq}`eq-here`, {numref}`fig-here`, {numref}`ex-here`." in text
+    assert not any(f"`{t}`" in text for t in ("thm-other", "eq-M-other", "sec-other", "../ch2/other", "ICL error"))
+    # ... and each numbered directive carries the book's number, not jupyterlab-myst's 1, 2, ...
+    assert "```{prf:theorem} Local\n:label: thm-here\n:enumerator: 3.4\n" in text
+    assert ":::{figure}\n:label: fig-here\n:enumerator: 3.5\n" in text
+    assert "````{exercise} Try\n:label: ex-here\n:enumerator: 3.6\n" in text
+    assert "```{math}\n:label: eq-here\n:enumerator: 3.7\n:enumerated: true\na = b\n```" in text
+    assert "$$ (eq-here)" not in text
+    # ... and the display equations without a label are not numbered (nor in the book)
+    assert out.cells[0].source.startswith(
+        "---\ndescription: macros\n\n  <!--\nmath:\n  '\\E': '\\mathbb{E}'\nnumbering:\n  equation: false\n# -->\n---\n"
+    )
+    # a label before a paragraph targets nothing in jupyterlab-myst: the text, as elsewhere
+    assert "see it." in text
+    assert ":label: dummy-not-numbered\nx\n" in text  # a target the book does not number: as it was
+    assert "```{prf:proof}\n:nonumber:\nTrivial, by\n$$\nc = d\n$$\n```" in text  # the book numbers no proof
+    # the labs' docstrings name the book's equation numbers
+    assert out.cells[-2].source == 'def f():\n    """As in (2.13) and (not-a-label)."""\n'
+    assert out.cells[-1].source == "x = (eq-here)"
+    assert refs.unresolved == []
+
+
+def test_handed_out_references_link_to_the_student_html_where_published():
+    base = "https://school.example/icl/"
+    refs = make_student.BookReferences(TARGETS, base, hidden={"book/ch2/other-solution-1"})
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(
+            "{prf:ref}`thm-other`, {ref}`sec-other`, {doc}`../ch2/other`, {term}`ICL error`, "
+            "{ref}`its solution <book/ch2/other-solution-1>`, {ref}`gone <sec-missing>`."
+        )
+    ]
+    text = make_student.handout_notebook(nb, {}, refs, "book/ch3/here").cells[0].source
+    assert text == (
+        f"[Theorem 2.1]({base}book/ch2/other.html#thm-other), "
+        f"[The ridgeless limit at $\\kappa = \\infty$]({base}book/ch2/other.html#sec-other), "
+        f"[Learning curves]({base}book/ch2/other.html), [ICL error]({base}book/glossary.html#term-ICL-error), "
+        "its solution (section 2.2, *Learning curves*), gone."  # no solution in the student HTML
+    )
+    assert refs.unresolved == ["book/ch3/here: {ref}`gone <sec-missing>`"]
+
+
+def test_stage_resolves_the_handouts_references_from_the_html_book(tmp_path):
+    pytest.importorskip("pybtex", reason="handed-out notebooks cite as text: pybtex (a book-build dependency)")
+    root, executed = _toy_book(tmp_path)
+    for path in (root / "book" / "toy.ipynb", executed / "book" / "toy.ipynb"):
+        nb = nbformat.read(path, 4)
+        nb.cells.append(nbformat.v4.new_markdown_cell("As {prf:ref}`thm-far` says, see {numref}`ex-first`."))
+        nbformat.write(nb, path)
+    html = root / "_build" / "html" / "book"
+    html.mkdir(parents=True)
+    (html.parent / "objects.inv").write_bytes(b"")
+    (html / "toy.html").write_text(
+        '<title>1. Toy &#8212; b</title><div class="exercise admonition" id="ex-first">'
+        '<p class="admonition-title"><span class="caption-number">Exercise 1.3 </span></p></div>'
+    )
+    (html / "far.html").write_text(
+        '<title>2. Far &#8212; b</title><div class="proof theorem admonition" id="thm-far">'
+        '<p class="admonition-title"><span class="caption-number">Theorem 2.1 </span></p></div>'
+    )
+    out = tmp_path / "out"
+    (handout,) = make_student.stage(out, root, executed, html.parent)
+    text = "\n".join(c.source for c in nbformat.read(handout, 4).cells if c.cell_type == "markdown")
+    assert "As Theorem 2.1 (chapter 2, *Far*) says, see {numref}`ex-first`." in text
+    assert ":label: ex-first\n:enumerator: 1.3\n" in text
+    # the HTML build's sources keep the roles, which the book resolves
+    staged = "\n".join(c.source for c in nbformat.read(out / "src" / "book" / "toy.ipynb", 4).cells)
+    assert "{prf:ref}`thm-far`" in staged and ":enumerator:" not in staged
+    # without the HTML book the roles stay (the control)
+    (handout,) = make_student.stage(tmp_path / "bare", root, executed)
+    assert "{prf:ref}`thm-far`" in "\n".join(c.source for c in nbformat.read(handout, 4).cells)
+
+
+def test_handed_out_citations_decode_latex_accents(tmp_path):
+    pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@article{a, author = {Ravent{\\'o}s, Allan and Paul, M.}, title = {T}, year = {2023}}\n"
+        '@article{b, author = {Aky\\"urek, Ekin}, title = {U}, year = {2023}}\n'
+    )
+    cites = make_student.citation_texts(bib)
+    assert cites == {"a": ("Raventós and Paul", "2023"), "b": ("Akyürek", "2023")}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("As {cite:t}`a` and {cite:p}`b` show.")]
+    text = make_student.handout_notebook(nb, cites).cells[0].source
+    assert text == "As Raventós and Paul (2023) and (Akyürek, 2023) show."
