@@ -90,7 +90,7 @@ lint-fix: $(VENV)/.installed
 
 # The browser test over every page of the built book (run `make book` first): needs
 # Debian's chromium and chromium-driver (apt-get install chromium chromium-driver);
-# screenshots of every page land in _build/screenshots/. Both files: test_html_figures.py
+# with BOOK_SCREENSHOTS=1, screenshots of every page land in _build/screenshots/. Both files: test_html_figures.py
 # checks the figure zoom, the print and the search snippets.
 test-html: $(VENV)/.installed
 	$(BIN)/python -m pytest tests/book/test_html.py tests/book/test_html_figures.py \
