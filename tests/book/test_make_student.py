@@ -351,16 +351,21 @@ def _toy_book(tmp_path, record=RECORD):
     return root, executed
 
 
+def _append_markdown(root, executed, text: str) -> None:
+    """Add a Markdown cell to the toy chapter, in its source and in its executed copy."""
+    for path in (root / "book" / "toy.ipynb", executed / "book" / "toy.ipynb"):
+        nb = nbformat.read(path, 4)
+        nb.cells.append(nbformat.v4.new_markdown_cell(text))
+        nbformat.write(nb, path)
+
+
 def test_handed_out_notebooks_show_citations_as_text(tmp_path):
     """jupyterlab-myst has no bibliography: a citation role shows as a warning label.
     The handed-out notebooks get author-year text (as the lab copies of `make lab`);
     the HTML build's copy keeps the roles, which the book links to its bibliography."""
     pytest.importorskip("pybtex", reason="the citations need pybtex (a dependency of the book build)")
     root, executed = _toy_book(tmp_path)
-    for path in (root / "book" / "toy.ipynb", executed / "book" / "toy.ipynb"):
-        nb = nbformat.read(path, 4)
-        nb.cells.append(nbformat.v4.new_markdown_cell("As {cite:t}`lu2025asymptotic` show {cite:p}`lu2025asymptotic`."))
-        nbformat.write(nb, path)
+    _append_markdown(root, executed, "As {cite:t}`lu2025asymptotic` show {cite:p}`lu2025asymptotic`.")
     out = tmp_path / "out"
     (handout,) = make_student.stage(out, root, executed)
     given = "\n".join(c.source for c in nbformat.read(handout, 4).cells if c.cell_type == "markdown")
@@ -721,10 +726,7 @@ def test_handed_out_references_link_to_the_student_html_where_published():
 def test_stage_resolves_the_handouts_references_from_the_html_book(tmp_path):
     pytest.importorskip("pybtex", reason="handed-out notebooks cite as text: pybtex (a book-build dependency)")
     root, executed = _toy_book(tmp_path)
-    for path in (root / "book" / "toy.ipynb", executed / "book" / "toy.ipynb"):
-        nb = nbformat.read(path, 4)
-        nb.cells.append(nbformat.v4.new_markdown_cell("As {prf:ref}`thm-far` says, see {numref}`ex-first`."))
-        nbformat.write(nb, path)
+    _append_markdown(root, executed, "As {prf:ref}`thm-far` says, see {numref}`ex-first`.")
     html = root / "_build" / "html" / "book"
     html.mkdir(parents=True)
     (html.parent / "objects.inv").write_bytes(b"")
