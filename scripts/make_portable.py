@@ -97,6 +97,10 @@ _OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:.-]+)\
 _OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*)$")
 _ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}`(?P<text>[^`]*)`")
 _LABEL_LINE = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
+#: The closing line of a labelled display equation, "$$ (eq-label)" (``head``: before the $$).
+_EQ_CLOSE = re.compile(r"^(?P<head>.*?)\$\$\s*\((?P<label>[\w:.-]+)\)\s*$")
+#: A label of a notebook: a directive's ``:label:`` / ``:name:`` option or a ``(label)=`` line.
+_NOTEBOOK_LABEL = re.compile(r"^\s*(?::(?:label|name):\s*(?P<option>[\w:.-]+)|\((?P<line>[\w:.-]+)\)=)\s*$", re.M)
 #: The HTML book's bibliography page.
 BIBLIOGRAPHY = "book/bibliography.html"
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
@@ -339,6 +343,9 @@ class Portable:
         # anchors a reference shows as text, not as a link (the student notebooks: the
         # instructor book's exercises, with their solutions just below, and solutions)
         self.unlinked = unlinked
+        # anchors this notebook itself defines (portable_notebook fills it): a reference
+        # to one links within the notebook, not to the web book
+        self.local: set[str] = set()
 
     def page_url(self, doc: str) -> str:
         return self.base + doc + ".html"
@@ -351,7 +358,15 @@ class Portable:
         text = text or shown or target
         if not page or anchor in self.unlinked:
             return text
+        if target in self.local:
+            return f"[{text}](#{target})"
         return f"[{text}]({self.base}{page}#{anchor})"
+
+    def tag(self, label: str) -> str:
+        """``\\tag{2.13}`` for a labelled equation the book numbers, else ""."""
+        shown = self.ids.get(target_id(self.ids, f"equation-{label}"), ("", ""))[1]
+        number = shown.strip().removeprefix("(").removesuffix(")")
+        return f"\\tag{{{number}}}" if number else ""
 
     def role(self, m: re.Match) -> str:
         name, text = m.group("name"), m.group("text")
@@ -396,11 +411,17 @@ class Portable:
         while i < len(lines):
             line = lines[i]
             m = _OPEN.match(line)
-            if _LABEL_LINE.match(line):
+            if _LABEL_LINE.match(line):  # a section's or paragraph's target: an HTML anchor
+                label = line.strip()[1:-2]
+                plain.append(f'<a id="{label}"></a>\n' if label in self.local else "")
                 i += 1
                 continue
             if not m:
-                plain.append(re.sub(r"(\$\$)\s*\([\w:.-]+\)\s*$", r"\1", line))
+                closing = _EQ_CLOSE.match(line)
+                if closing:  # "$$ (label)": the book's number as a tag, then the closing $$
+                    tag = self.tag(closing.group("label"))
+                    line = f"{closing.group('head')}{tag}\n$$" if tag else f"{closing.group('head')}$$"
+                plain.append(line)
                 i += 1
                 continue
             flush()
@@ -431,7 +452,8 @@ class Portable:
         label = options.get("label") or options.get("name")
         anchor = f'<a id="{label}"></a>' if label else ""
         if name in ("math",):
-            return f"$$\n{body.strip()}\n$$"
+            tag = self.tag(label) if label else ""
+            return f"$$\n{body.strip()}{chr(10) + tag if tag else ''}\n$$"
         if name in ("code", "code-block", "code-cell", "sourcecode"):
             return f"```{arg}\n{body}\n```"
         if name in ("index", "glossary-index", "tableofcontents", "solution-end", "bibliography"):
@@ -457,6 +479,12 @@ def portable_notebook(nb: nbformat.NotebookNode, converter: Portable) -> nbforma
     """The notebook with every markdown cell made portable (code cells unchanged)."""
     out = nbformat.from_dict(nb)
     out = nbformat.v4.upgrade(out) if out.nbformat < 4 else out
+    converter.local = {  # the anchors the portable notebook will have
+        m.group("option") or m.group("line")
+        for cell in out.cells
+        if cell.cell_type == "markdown"
+        for m in _NOTEBOOK_LABEL.finditer(cell.source)
+    }
     for cell in out.cells:
         if cell.cell_type == "markdown" and cell.metadata.get("book_sync") == "macros":
             # plain Markdown shows MyST's front matter as text: keep only the MathJax \def line

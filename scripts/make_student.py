@@ -923,6 +923,19 @@ class BookReferences:
         return f"{self.section(m.group('n'))}, *{m.group('title').strip()}*"
 
     @staticmethod
+    def after(shown: str, where: str) -> str:
+        """``shown`` followed by ``(where)``, without repeating a place ``shown`` names.
+
+        "section 3.2" with "section 3.2, *Testing ...*" gives "section 3.2 (*Testing ...*)",
+        not "section 3.2 (section 3.2, *Testing ...*)"."""
+        if not where:
+            return shown
+        first, _, rest = where.partition(", ")
+        if rest and first.lower() in shown.lower():
+            where = rest
+        return f"{shown} ({where})"
+
+    @staticmethod
     def section(number: str) -> str:
         """ "section 3.1", "chapter 4" or "appendix A" for a section number."""
         if "." in number:
@@ -947,7 +960,7 @@ class BookReferences:
             if self.base:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
-            return f"{shown} ({self.place(page)})" if shown else self.place(page)
+            return self.after(shown, self.place(page)) if shown else self.place(page)
         if target in labels:
             return m.group(0)  # jupyterlab-myst resolves it in the notebook
         anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
@@ -971,9 +984,12 @@ class BookReferences:
             return f"{text} ({where})" if where else text
         where = "" if here else self.place(page)
         if shown:
-            return f"{shown} ({book_text}{', ' + where if where else ''})"
+            said = "" if book_text.lower() in shown.lower() else book_text  # no "Prop. 3.2 (Prop. 3.2"
+            return self.after(shown, ", ".join(x for x in (said, where) if x))
         if name == "eq":  # "(2.14) of section 2.2": an equation is read in a sentence
             where = where.split(",")[0]
+            if m.string.startswith(" of ", m.end()):  # the text names the place already
+                return text
             return f"{text} of {where}" if where else text
         return f"{text} ({where})" if where else text
 

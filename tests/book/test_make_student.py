@@ -764,3 +764,23 @@ def test_handed_out_citations_decode_latex_accents(tmp_path):
     nb.cells = [nbformat.v4.new_markdown_cell("As {cite:t}`a` and {cite:p}`b` show.")]
     text = make_student.handout_notebook(nb, cites).cells[0].source
     assert text == "As Raventós and Paul (2023) and (Akyürek, 2023) show."
+
+
+def test_handed_out_references_do_not_repeat_the_place_their_text_names():
+    """A reference whose own text names its section gets the title only (the front-end
+    pass found "section 3.2 (section 3.2, *Testing ...*)" 19 times)."""
+    refs = make_student.BookReferences(TARGETS)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(
+            "Read {doc}`section 2.2 <../ch2/other>` and {doc}`Chapter 2.2 <../ch2/other>`; "
+            "{prf:ref}`Theorem 2.1 <thm-other>` holds; the quadratic {eq}`eq-M-other` of "
+            "{doc}`section 2.2 <../ch2/other>`; {doc}`the curves <../ch2/other>`."
+        )
+    ]
+    (text,) = (c.source for c in make_student.handout_notebook(nb, {}, refs, "book/ch3/here").cells)
+    assert text == (
+        "Read section 2.2 (*Learning curves*) and Chapter 2.2 (section 2.2, *Learning curves*); "
+        "Theorem 2.1 (section 2.2, *Learning curves*) holds; the quadratic (2.13) of "
+        "section 2.2 (*Learning curves*); the curves (section 2.2, *Learning curves*)."
+    )
