@@ -99,8 +99,11 @@ _ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}`(?P<text>[^`]*)`")
 _LABEL_LINE = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
 #: The closing line of a labelled display equation, "$$ (eq-label)" (``head``: before the $$).
 _EQ_CLOSE = re.compile(r"^(?P<head>.*?)\$\$\s*\((?P<label>[\w:.-]+)\)\s*$")
-#: A label of a notebook: a directive's ``:label:`` / ``:name:`` option or a ``(label)=`` line.
-_NOTEBOOK_LABEL = re.compile(r"^\s*(?::(?:label|name):\s*(?P<option>[\w:.-]+)|\((?P<line>[\w:.-]+)\)=)\s*$", re.M)
+#: A label of a notebook: a directive's ``:label:`` / ``:name:`` option, a ``(label)=`` line
+#: or a labelled display equation's closing ``$$ (label)``.
+_NOTEBOOK_LABEL = re.compile(
+    r"^\s*(?::(?:label|name):\s*(?P<option>[\w:.-]+)|\((?P<line>[\w:.-]+)\)=|\$\$\s*\((?P<eq>[\w:.-]+)\))\s*$", re.M
+)
 #: The HTML book's bibliography page.
 BIBLIOGRAPHY = "book/bibliography.html"
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
@@ -401,6 +404,19 @@ class Portable:
     def markdown(self, source: str) -> str:
         """The portable form of one markdown cell's source."""
         lines = source.split("\n")
+        # a labelled display equation of this notebook gets an anchor before its opening $$
+        for j, line in enumerate(list(lines)):
+            closing = _EQ_CLOSE.match(line)
+            anchor = f'<a id="{closing.group("label")}"></a>' if closing else ""
+            if (
+                closing
+                and closing.group("label") in self.local
+                and not closing.group("head").strip()
+                and anchor not in source  # a directive's body is converted again
+            ):
+                k = max((n for n in range(j) if lines[n].strip() == "$$"), default=None)
+                if k is not None:
+                    lines[k] = f"{anchor}\n\n{lines[k]}"
         out, i, plain = [], 0, []
 
         def flush() -> None:  # roles over a run of plain lines: a role may span a line break
@@ -480,7 +496,7 @@ def portable_notebook(nb: nbformat.NotebookNode, converter: Portable) -> nbforma
     out = nbformat.from_dict(nb)
     out = nbformat.v4.upgrade(out) if out.nbformat < 4 else out
     converter.local = {  # the anchors the portable notebook will have
-        m.group("option") or m.group("line")
+        m.group("option") or m.group("line") or m.group("eq")
         for cell in out.cells
         if cell.cell_type == "markdown"
         for m in _NOTEBOOK_LABEL.finditer(cell.source)

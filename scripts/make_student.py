@@ -923,15 +923,26 @@ class BookReferences:
         return f"{self.section(m.group('n'))}, *{m.group('title').strip()}*"
 
     @staticmethod
-    def after(shown: str, where: str) -> str:
-        """``shown`` followed by ``(where)``, without repeating a place ``shown`` names.
+    def names(text: str, place: str) -> bool:
+        """Whether ``text`` names the chapter or section that ``place`` starts with
+        ("section 2.1, *...*" is named by "chapter 2.1", "section 2.1" or "ch. 2.1")."""
+        number = place.partition(", ")[0].split(" ")[-1]
+        return bool(number) and bool(
+            re.search(rf"\b(?:chapter|section|appendix|ch\.)\s+{re.escape(number)}(?![\w.]*\d)", text, re.I)
+        )
+
+    def after(self, shown: str, where: str, before: str = "") -> str:
+        """``shown`` followed by ``(where)``, without repeating a place already named.
 
         "section 3.2" with "section 3.2, *Testing ...*" gives "section 3.2 (*Testing ...*)",
-        not "section 3.2 (section 3.2, *Testing ...*)"."""
+        not "section 3.2 (section 3.2, *Testing ...*)"; if the text just ``before`` the
+        reference names the place ("in chapter 5 (Proposition 5.3)"), nothing is added."""
         if not where:
             return shown
         first, _, rest = where.partition(", ")
-        if rest and first.lower() in shown.lower():
+        if self.names(before, where):
+            return shown
+        if rest and self.names(shown, where):
             where = rest
         return f"{shown} ({where})"
 
@@ -944,6 +955,7 @@ class BookReferences:
 
     def role(self, m: re.Match, docname: str, labels: set[str]) -> str:
         name, text = m.group("name"), m.group("text")
+        before = m.string[max(0, m.start() - 40) : m.start()]  # does the sentence name the place?
         explicit = _EXPLICIT_TEXT.match(text)
         shown, target = (
             (explicit.group("text").strip(), explicit.group("target").strip()) if explicit else (None, text.strip())
@@ -960,7 +972,7 @@ class BookReferences:
             if self.base:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
-            return self.after(shown, self.place(page)) if shown else self.place(page)
+            return self.after(shown, self.place(page), before) if shown else self.place(page)
         if target in labels:
             return m.group(0)  # jupyterlab-myst resolves it in the notebook
         anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
@@ -981,17 +993,17 @@ class BookReferences:
             where = self.section(secnum) if secnum else ("" if here else self.place(page))
             where = f"on the page {where}" if where.startswith("*") else where
             text = shown or f"*{text}*"
-            return f"{text} ({where})" if where else text
+            return self.after(text, where, before)
         where = "" if here else self.place(page)
         if shown:
             said = "" if book_text.lower() in shown.lower() else book_text  # no "Prop. 3.2 (Prop. 3.2"
-            return self.after(shown, ", ".join(x for x in (said, where) if x))
+            return self.after(shown, ", ".join(x for x in (said, where) if x), before)
         if name == "eq":  # "(2.14) of section 2.2": an equation is read in a sentence
             where = where.split(",")[0]
-            if m.string.startswith(" of ", m.end()):  # the text names the place already
+            if m.string.startswith(" of ", m.end()) or self.names(before, where):  # named already
                 return text
             return f"{text} of {where}" if where else text
-        return f"{text} ({where})" if where else text
+        return self.after(text, where, before)
 
     def markdown(self, source: str, docname: str, labels: set[str]) -> str:
         """One markdown cell: references resolved, numbered directives given the book's numbers."""

@@ -197,3 +197,21 @@ def test_no_eval_text_follows_a_cell_ending_with_a_semicolon():
             elif cell["cell_type"] == "markdown" and quiet_after and "{eval}" in src:
                 bad.append(f"{path.relative_to(ROOT)}: {cell.get('id')} after {quiet_after}")
     assert not bad, "text with {eval} roles right after a cell ending in ';':\n" + "\n".join(bad)
+
+
+def test_code_cells_write_no_book_macro():
+    """The book's math macros (\\E, \\rhonl, ...) are defined in each notebook's macros
+    cell, which covers its Markdown cells only: a table a code cell prints as Markdown
+    showed \\rhonl as a raw warning label in JupyterLab. Code writes the expansion."""
+    macros_cell = json.loads((ROOT / "book" / "hermite" / "basics.ipynb").read_text())["cells"][1]
+    names = re.findall(r"^\s*'\\(\w+)':", "".join(macros_cell["source"]), re.M)
+    assert {"E", "rhonl", "eICL"} <= set(names), names
+    macro = re.compile(r"\\\\?(" + "|".join(names) + r")(?![A-Za-z])")
+    found = []
+    for path in _notebooks():
+        for i, cell in enumerate(json.loads(Path(path).read_text())["cells"]):
+            if cell["cell_type"] == "code":
+                for line in "".join(cell["source"]).splitlines():
+                    if "$" in line and macro.search(line):
+                        found.append(f"{Path(path).relative_to(ROOT)} cell {i}: {line.strip()}")
+    assert not found, "book macros in code cells (write the expansion):\n" + "\n".join(found)

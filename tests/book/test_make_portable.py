@@ -113,11 +113,11 @@ def test_portable_notebooks_have_no_myst_left(tmp_path):
             assert raw not in page, (edition, raw)
         text = "\n".join(c.source for c in nb.cells)
         assert "The gap is 0.25" in text and "Nested, 0.25." in text
-        # a target of this notebook: a link within it; others: to the web book
+        # a target of this notebook (an equation too): a link within it
         assert "[Theorem 3.1](#thm-a)" in text and '<a id="thm-a"></a>' in text
         assert "[Fig. 4](#fig-a)" in text and '<a id="fig-a"></a>' in text
         assert "[the section](#sec-a)" in text and '<a id="sec-a"></a>' in text
-        assert f"[(3.2)]({base}book/toy.html#equation-eq-a)" in text
+        assert "[(3.2)](#eq-a)" in text and '<a id="eq-a"></a>\n\n$$\na = b' in text
         assert "\\tag{3.2}\n$$" in text  # the equation shows the number the text cites
         assert f"[Other page]({base}book/other.html)" in text
         # the citation links to its entry, as the HTML book's own citation links do

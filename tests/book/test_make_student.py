@@ -767,20 +767,25 @@ def test_handed_out_citations_decode_latex_accents(tmp_path):
 
 
 def test_handed_out_references_do_not_repeat_the_place_their_text_names():
-    """A reference whose own text names its section gets the title only (the front-end
-    pass found "section 3.2 (section 3.2, *Testing ...*)" 19 times)."""
+    """A reference whose own text, or the words just before it, name its section gets
+    no second mention of it (the front-end passes found "section 3.2 (section 3.2,
+    *Testing ...*)" and "in chapter 5 (Proposition 5.3 (chapter 5, ...))")."""
     refs = make_student.BookReferences(TARGETS)
     nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_markdown_cell(
-            "Read {doc}`section 2.2 <../ch2/other>` and {doc}`Chapter 2.2 <../ch2/other>`; "
-            "{prf:ref}`Theorem 2.1 <thm-other>` holds; the quadratic {eq}`eq-M-other` of "
-            "{doc}`section 2.2 <../ch2/other>`; {doc}`the curves <../ch2/other>`."
-        )
+    cells = [
+        "Read {doc}`section 2.2 <../ch2/other>` first.",
+        "Read {doc}`Chapter 2.2 <../ch2/other>` first.",
+        "As in section 2.2 ({prf:ref}`thm-other`).",
+        "The quadratic {eq}`eq-M-other` of {doc}`section 2.2 <../ch2/other>`.",
+        "Use {prf:ref}`Theorem 2.1 <thm-other>` and {doc}`the curves <../ch2/other>`.",
     ]
-    (text,) = (c.source for c in make_student.handout_notebook(nb, {}, refs, "book/ch3/here").cells)
-    assert text == (
-        "Read section 2.2 (*Learning curves*) and Chapter 2.2 (section 2.2, *Learning curves*); "
-        "Theorem 2.1 (section 2.2, *Learning curves*) holds; the quadratic (2.13) of "
-        "section 2.2 (*Learning curves*); the curves (section 2.2, *Learning curves*)."
-    )
+    nb.cells = [nbformat.v4.new_markdown_cell(c) for c in cells]
+    out = [c.source for c in make_student.handout_notebook(nb, {}, refs, "book/ch3/here").cells]
+    assert out == [
+        "Read section 2.2 (*Learning curves*) first.",
+        "Read Chapter 2.2 (*Learning curves*) first.",
+        "As in section 2.2 (Theorem 2.1).",
+        "The quadratic (2.13) of section 2.2 (*Learning curves*).",
+        # the control: a text that does not name the place keeps it
+        "Use Theorem 2.1 (section 2.2, *Learning curves*) and the curves (section 2.2, *Learning curves*).",
+    ]
