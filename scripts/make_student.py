@@ -861,6 +861,10 @@ def local_labels(nb: nbformat.NotebookNode) -> set[str]:
     return {next(g for g in m.groups() if g) for m in _TARGET_DEF.finditer(text)}
 
 
+#: Marks a reference whose next words give its place ("Proposition 3.2 of section 3.1").
+_NAMED_AFTER = "\x00named after"
+
+
 class BookReferences:
     """The references of a handed-out notebook, as the HTML book numbers them.
 
@@ -940,7 +944,7 @@ class BookReferences:
         if not where:
             return shown
         first, _, rest = where.partition(", ")
-        if self.names(before, where):
+        if self.names(before, where) or before.endswith(_NAMED_AFTER):
             return shown
         if rest and self.names(shown, where):
             where = rest
@@ -956,6 +960,9 @@ class BookReferences:
     def role(self, m: re.Match, docname: str, labels: set[str]) -> str:
         name, text = m.group("name"), m.group("text")
         before = m.string[max(0, m.start() - 40) : m.start()]  # does the sentence name the place?
+        follows = m.string[m.end() : m.end() + 40]  # "... of section 3.1", "... in {doc}`...`"
+        if re.match(r"\s+(?:of|in)\s+(?:\{doc\}|(?:chapter|section|appendix)\s)", follows, re.I):
+            before += _NAMED_AFTER  # the next words give the place: add none
         explicit = _EXPLICIT_TEXT.match(text)
         shown, target = (
             (explicit.group("text").strip(), explicit.group("target").strip()) if explicit else (None, text.strip())

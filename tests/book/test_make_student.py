@@ -777,6 +777,7 @@ def test_handed_out_references_do_not_repeat_the_place_their_text_names():
         "Read {doc}`Chapter 2.2 <../ch2/other>` first.",
         "As in section 2.2 ({prf:ref}`thm-other`).",
         "The quadratic {eq}`eq-M-other` of {doc}`section 2.2 <../ch2/other>`.",
+        "So {prf:ref}`thm-other` of {doc}`section 2.2 <../ch2/other>` says, and {prf:ref}`thm-other` in section 2.2.",
         "Use {prf:ref}`Theorem 2.1 <thm-other>` and {doc}`the curves <../ch2/other>`.",
     ]
     nb.cells = [nbformat.v4.new_markdown_cell(c) for c in cells]
@@ -786,6 +787,7 @@ def test_handed_out_references_do_not_repeat_the_place_their_text_names():
         "Read Chapter 2.2 (*Learning curves*) first.",
         "As in section 2.2 (Theorem 2.1).",
         "The quadratic (2.13) of section 2.2 (*Learning curves*).",
+        "So Theorem 2.1 of section 2.2 (*Learning curves*) says, and Theorem 2.1 in section 2.2.",
         # the control: a text that does not name the place keeps it
         "Use Theorem 2.1 (section 2.2, *Learning curves*) and the curves (section 2.2, *Learning curves*).",
     ]
