@@ -58,6 +58,7 @@ if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 import make_student  # noqa: E402
 import sync_notebooks  # noqa: E402
+from make_student import target_id  # noqa: E402
 
 ROOT = _HERE.parent
 
@@ -198,12 +199,6 @@ def inventory_labels(html_dir: Path) -> dict[str, tuple[str, str]]:
     for term, (_project, _version, location, _title) in inventory.get("std:term", {}).items():
         found[f"term:{term}"] = (location, term)
     return found
-
-
-def target_id(ids: dict, anchor: str) -> str:
-    """The HTML id of a target: ``anchor`` itself, or its lower-case form (sphinx
-    writes an equation's id in lower case: ``{eq}`eq-M-kappa``` is ``equation-eq-m-kappa``)."""
-    return anchor if anchor in ids or anchor.lower() not in ids else anchor.lower()
 
 
 def book_targets(html_dir: Path) -> dict[str, tuple[str, str]]:

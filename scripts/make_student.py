@@ -861,8 +861,10 @@ def local_labels(nb: nbformat.NotebookNode) -> set[str]:
     return {next(g for g in m.groups() if g) for m in _TARGET_DEF.finditer(text)}
 
 
-#: Marks a reference whose next words give its place ("Proposition 3.2 of section 3.1").
-_NAMED_AFTER = "\x00named after"
+def target_id(ids: dict, anchor: str) -> str:
+    """The HTML id of a target: ``anchor`` itself, or its lower-case form (sphinx
+    writes an equation's id in lower case: ``{eq}`eq-M-kappa``` is ``equation-eq-m-kappa``)."""
+    return anchor if anchor in ids or anchor.lower() not in ids else anchor.lower()
 
 
 class BookReferences:
@@ -909,8 +911,8 @@ class BookReferences:
         return cls(make_portable.book_targets(html_dir), base, hidden)
 
     def target_id(self, anchor: str) -> str:
-        """The HTML id of a target (``make_portable.target_id``: an equation's is lower case)."""
-        return anchor if anchor in self.ids or anchor.lower() not in self.ids else anchor.lower()
+        """The HTML id of a target (:func:`target_id`: an equation's is lower case)."""
+        return target_id(self.ids, anchor)
 
     def number(self, anchor: str) -> str:
         """The number the book gives a target ("2.1", "A.1", "4.4"), or ""."""
@@ -935,16 +937,17 @@ class BookReferences:
             re.search(rf"\b(?:chapter|section|appendix|ch\.)\s+{re.escape(number)}(?![\w.]*\d)", text, re.I)
         )
 
-    def after(self, shown: str, where: str, before: str = "") -> str:
+    def after(self, shown: str, where: str, before: str = "", named: bool = False) -> str:
         """``shown`` followed by ``(where)``, without repeating a place already named.
 
         "section 3.2" with "section 3.2, *Testing ...*" gives "section 3.2 (*Testing ...*)",
         not "section 3.2 (section 3.2, *Testing ...*)"; if the text just ``before`` the
-        reference names the place ("in chapter 5 (Proposition 5.3)"), nothing is added."""
+        reference names the place ("in chapter 5 (Proposition 5.3)"), or the words after it
+        do (``named``: "Proposition 5.3 of section 3.1"), nothing is added."""
         if not where:
             return shown
         first, _, rest = where.partition(", ")
-        if self.names(before, where) or before.endswith(_NAMED_AFTER):
+        if named or self.names(before, where):
             return shown
         if rest and self.names(shown, where):
             where = rest
@@ -961,8 +964,7 @@ class BookReferences:
         name, text = m.group("name"), m.group("text")
         before = m.string[max(0, m.start() - 40) : m.start()]  # does the sentence name the place?
         follows = m.string[m.end() : m.end() + 40]  # "... of section 3.1", "... in {doc}`...`"
-        if re.match(r"\s+(?:of|in)\s+(?:\{doc\}|(?:chapter|section|appendix)\s)", follows, re.I):
-            before += _NAMED_AFTER  # the next words give the place: add none
+        named = bool(re.match(r"\s+(?:of|in)\s+(?:\{doc\}|(?:chapter|section|appendix)\s)", follows, re.I))
         explicit = _EXPLICIT_TEXT.match(text)
         shown, target = (
             (explicit.group("text").strip(), explicit.group("target").strip()) if explicit else (None, text.strip())
@@ -979,7 +981,7 @@ class BookReferences:
             if self.base:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
-            return self.after(shown, self.place(page), before) if shown else self.place(page)
+            return self.after(shown, self.place(page), before, named) if shown else self.place(page)
         if target in labels:
             return m.group(0)  # jupyterlab-myst resolves it in the notebook
         anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
@@ -1000,17 +1002,17 @@ class BookReferences:
             where = self.section(secnum) if secnum else ("" if here else self.place(page))
             where = f"on the page {where}" if where.startswith("*") else where
             text = shown or f"*{text}*"
-            return self.after(text, where, before)
+            return self.after(text, where, before, named)
         where = "" if here else self.place(page)
         if shown:
             said = "" if book_text.lower() in shown.lower() else book_text  # no "Prop. 3.2 (Prop. 3.2"
-            return self.after(shown, ", ".join(x for x in (said, where) if x), before)
+            return self.after(shown, ", ".join(x for x in (said, where) if x), before, named)
         if name == "eq":  # "(2.14) of section 2.2": an equation is read in a sentence
             where = where.split(",")[0]
             if m.string.startswith(" of ", m.end()) or self.names(before, where):  # named already
                 return text
             return f"{text} of {where}" if where else text
-        return self.after(text, where, before)
+        return self.after(text, where, before, named)
 
     def markdown(self, source: str, docname: str, labels: set[str]) -> str:
         """One markdown cell: references resolved, numbered directives given the book's numbers."""
