@@ -7,7 +7,7 @@ The chain of this module follows the book:
    the label slot of the query token.
 2. :func:`gamma_from_weights`: the reduction to one matrix ``Gamma`` (d x (d+1)) such that
    the prediction is ``y_hat = <Gamma, H_Z> = x_query^T Gamma f`` with the context
-   features ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]`` (book chapter 2.1);
+   features ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]`` (book section 2.1);
    :func:`predict` evaluates it and :func:`weights_from_gamma` goes back.
 3. :func:`fit_gamma`: ridge pretraining of ``Gamma`` on ``n`` contexts, with three solvers
    (dense primal normal equations, dual kernel, matrix-free preconditioned CG; the
@@ -492,7 +492,7 @@ def fit_gamma(
 
 
 def exact_error(gamma: Any, ell: int, rho: float, tasks: Any = None) -> float:
-    """Exact test error of ``Gamma`` for the linear teacher at finite ``d`` (book chapter 2.1).
+    """Exact test error of ``Gamma`` for the linear teacher at finite ``d`` (book section 2.1).
 
     .. math:: e(\\Gamma) = 1 + \\rho - \\frac{2}{d}\\operatorname{tr}(\\Gamma \\mathcal A)
               + \\frac{1+\\rho}{d}\\operatorname{tr}(\\Gamma^\\top \\Gamma \\mathcal B),

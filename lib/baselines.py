@@ -1,7 +1,7 @@
 """Two reference predictors for in-context learning: Bayes ridge and dMMSE.
 
 Both look at one context (tokens ``X``, labels ``y``) and a query token ``x_query``
-and predict its label (book chapter 2.2 and chapter 5):
+and predict its label (book section 2.2 and chapter 5):
 
 - :func:`bayes_ridge_predict`, ``y_hat = x_query^T (X^T X + rho I)^{-1} X^T y``: the
   Bayes-optimal (posterior-mean) predictor for the linear teacher when the task has the

@@ -202,7 +202,7 @@ def probe(f: Callable) -> np.ndarray:
 def probe_fourth_moment(values: np.ndarray) -> None:
     """Refuse a link whose fourth Gaussian moment diverges (the tail of f^4 phi does not decay).
 
-    The equivalence theorem (chapter 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
+    The equivalence theorem (section 3.1) needs :math:`E[f(z)^4] < \\infty`: the feature
     :math:`q = \\ell^{-1}\\sum_i y_i^2` enters the prediction, so every :math:`\\Gamma`
     that weighs it has an infinite error otherwise. Checked in log space on the probe grid,
     with the same tail rule as :func:`probe` for :math:`f^2`, on the values the probe
@@ -227,7 +227,7 @@ def probe_fourth_moment(values: np.ndarray) -> None:
     if log_g[worst] > math.log(_TAIL_TOL) + log_scale:
         raise ValueError(
             "teacher: E[f(z)^4] must be finite (the hypothesis of the equivalence theorem, "
-            "chapter 3.1: the feature q = mean of y_i^2 enters the prediction, so with an "
+            "section 3.1: the feature q = mean of y_i^2 enters the prediction, so with an "
             "infinite fourth moment every Gamma that weighs q has an infinite error); "
             f"f(z)^4 phi(z) does not decay: log(f^4 phi / phi(0)) = {log_g[worst]:.3g} at "
             f"z = {_PROBE[worst]:.3g}"

@@ -1,6 +1,6 @@
 """Tokens, tasks, teacher labels, contexts and the attention feature H_Z.
 
-The data model of the book (book chapter 2.1):
+The data model of the book (book section 2.1):
 
 - tokens ``x ~ N(0, I_d / d)``;
 - tasks ``w`` uniform on the sphere of radius ``sqrt(d)``, so that ``z = x^T w ~ N(0, 1)``
@@ -11,7 +11,7 @@ The data model of the book (book chapter 2.1):
 
 One layer of linear attention sees a context only through the matrix feature
 ``H_Z = x_query f^T`` with ``f = [(d/ell) sum_i y_i x_i, (1/ell) sum_i y_i^2]``
-(book chapter 2.1), so the samplers here return the query, the vector ``f`` (called
+(book section 2.1), so the samplers here return the query, the vector ``f`` (called
 the *features* of the context) and the target ``y_query``. :func:`sample_features` draws
 them either exactly from sufficient statistics in ``O(ell + d)`` per context or, as a
 check, from full contexts.
@@ -431,7 +431,7 @@ def context_features(X: Any, y: Any) -> np.ndarray:
 def _sufficient_batch(
     b: int, d: int, ell: int, tasks: np.ndarray | None, f: Callable, rho: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One batch of the exact sufficient-statistic sampler (book chapter 2.1).
+    """One batch of the exact sufficient-statistic sampler (book section 2.1).
 
     See the Notes of :func:`sample_features` for why the law is exact. For a task of any
     norm ``r2 = ||w||^2`` the same argument gives ``z_i ~ N(0, r2/d)`` and
@@ -490,7 +490,7 @@ def sample_features(
         Random source.
     method : {"sufficient", "direct"}
         ``"sufficient"`` (default): the exact sufficient-statistic sampler (its law is derived in
-        chapter 2.1). Given ``w``, draw ``z_i ~ N(0, 1)``, ``y_i``, ``S = sum_i y_i z_i``,
+        section 2.1). Given ``w``, draw ``z_i ~ N(0, 1)``, ``y_i``, ``S = sum_i y_i z_i``,
         ``Q = sum_i y_i^2`` and ``g ~ N(0, I_d)``; then
         ``sum_i y_i x_i = (S/d) w + sqrt(Q/d) (I - w w^T/d) g`` in law, *exactly* (the
         proof is in the Notes below). Cost ``O(ell + d)`` per context.

@@ -239,7 +239,7 @@ def teacher_moments(teacher: Any = None) -> tuple[float, float, float]:
     ------
     ValueError
         If ``E[f(z)^4]`` diverges (``f(z)^4 phi(z)`` does not decay by ``|z| = 30``): the
-        equivalence theorem and the simulations need a finite fourth moment (chapter 3.1);
+        equivalence theorem and the simulations need a finite fourth moment (section 3.1);
         or if a moment is not finite in floating point (a teacher with huge values, such as
         coefficients of size 1e200, whose ``E f^2`` overflows to ``inf``).
 

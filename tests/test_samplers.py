@@ -174,7 +174,7 @@ def test_feature_matrix_is_the_outer_product():
 @pytest.mark.parametrize("method", ["sufficient", "direct"])
 @pytest.mark.parametrize("rho", [0.0, 0.5])
 def test_first_two_moments_of_h_linear_teacher(method, rho):
-    """E[h | w] = w and E[h h^T | w] = ((1 + rho)/alpha) I + (1 + 1/ell) w w^T (book chapter 2.1)."""
+    """E[h | w] = w and E[h h^T | w] = ((1 + rho)/alpha) I + (1 + 1/ell) w w^T (book section 2.1)."""
     d, ell, n = 5, 10, 40_000
     w = sample_tasks(1, d, rng=10)
     fb = sample_features(n, d, ell, w, None, rho, rng=11, method=method)

@@ -37,7 +37,7 @@ INF = np.inf
 
 
 # --------------------------------------------------------------------------------------
-# independent scalar re-implementations (straight from the formulas of chapter 2.2)
+# independent scalar re-implementations (straight from the formulas of section 2.2)
 # --------------------------------------------------------------------------------------
 def _M_plain(x: float, kappa: float) -> float:
     b = x + 1 - 1 / kappa
@@ -59,7 +59,7 @@ def _ridge_plain(alpha, kappa, tau, rho, lam):
 
 
 # --------------------------------------------------------------------------------------
-# check values of the linear theory (chapter 2.2)
+# check values of the linear theory (section 2.2)
 # --------------------------------------------------------------------------------------
 def test_check_values_ridgeless():
     assert_allclose(icl_error(1, 0.5, 2, 0.01), 1.233993, atol=1e-6)
@@ -485,13 +485,13 @@ INF = np.inf
 
 
 def _mp_plain(x, kappa):
-    """M_kappa(x) straight from the formula of chapter 2.2 (no care for cancellation)."""
+    """M_kappa(x) straight from the formula of section 2.2 (no care for cancellation)."""
     b = x + 1 - 1 / kappa
     return 2 / (b + np.sqrt(b * b + 4 * x / kappa))
 
 
 def _idg_below_plain(alpha, kappa, tau, rho):
-    """The published form (chapter 2.2) of the ridgeless IDG error for tau < 1, term by term."""
+    """The published form (section 2.2) of the ridgeless IDG error for tau < 1, term by term."""
     x = (1 + rho) / alpha
     mu = x * _mp_plain(x, kappa / tau)
     eps = (1 - tau) * x / (tau * mu)

@@ -15,7 +15,7 @@ one-layer linear attention are deterministic; this package evaluates them:
   (chapters 3-5);
 - :mod:`lib.theory.kappa_inf`         closed forms at :math:`\kappa = \infty` and the
   context-ridge baseline (chapters 4-5);
-- :mod:`lib.theory.gap`               the finite-size gap heuristic (chapter 3.2);
+- :mod:`lib.theory.gap`               the finite-size gap heuristic (section 3.2);
 - :mod:`lib.theory.spectral_limits`   the limit of the spectral estimator of
   :mod:`lib.spectral` (chapter 6);
 - :mod:`lib.theory.context_free`      the error of the best predictor that reads only

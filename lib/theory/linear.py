@@ -369,7 +369,7 @@ def ridge_epsilon(
 
     Notes
     -----
-    The ridge root of part 1 of the book's theorem ``thm-ridge-idg`` (chapter 2.2).
+    The ridge root of part 1 of the book's theorem ``thm-ridge-idg`` (section 2.2).
 
     Used in: chapter 4 (ridge pretraining).
     """
@@ -469,7 +469,7 @@ def icl_error(
 
     Notes
     -----
-    Status, as the book gives it (chapter 2.2): the ridgeless branches are the formula
+    Status, as the book gives it (section 2.2): the ridgeless branches are the formula
     quoted from Lu et al. (2025), theorem ``thm-icl-asymptotic``; the ridge branch is
     part 1 of ``thm-ridge-idg``, quoted from the source's code release (it agrees with
     the authors' ``ridge_icl`` to 1e-6 on the grid of :func:`lib.theory.source.source_values`),
@@ -554,7 +554,7 @@ def idg_error(alpha: ArrayLike, kappa: ArrayLike, tau: ArrayLike, rho: ArrayLike
 
     Notes
     -----
-    Status, as the book gives it (chapter 2.2): part 2 of ``thm-ridge-idg``, quoted from
+    Status, as the book gives it (section 2.2): part 2 of ``thm-ridge-idg``, quoted from
     the source's code release (it agrees with the authors' ``ridgeless_idg`` to rounding
     on the grid of :func:`lib.theory.source.source_values`), sketched in the book and
     checked against simulations.

@@ -1,7 +1,7 @@
 r"""The Marchenko-Pastur transform :math:`M_\kappa` and its derivative.
 
 :math:`M_\kappa(x)` is the trace of the resolvent of a Marchenko-Pastur law of aspect
-ratio :math:`\kappa` (book chapter 2.2; the appendix on random matrices derives it); every asymptotic error of the book is built on it.
+ratio :math:`\kappa` (book section 2.2; the appendix on random matrices derives it); every asymptotic error of the book is built on it.
 
 Used in :doc:`the model </book/linear/model>` and, through :mod:`lib.theory.linear`,
 every chapter.

@@ -178,7 +178,7 @@ def test_no_eval_text_follows_a_cell_ending_with_a_semicolon():
     """IPython decides whether to show a value by looking at the last input in its
     history, and MyST-NB evaluates ``{eval}`` roles without storing them in the history:
     after a code cell whose source ends with ``;`` every role of the next text cells
-    evaluates to nothing (seen in ch. 3.1 after ``fig.legend(...);``, earlier after
+    evaluates to nothing (seen in section 3.1 after ``fig.legend(...);``, earlier after
     ``plotting.plain_log_ticks(...);``). End such a cell with an assignment
     (``_ = fig.legend(...)``) instead, or put a code cell between."""
     bad = []

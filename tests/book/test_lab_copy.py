@@ -67,7 +67,7 @@ def test_lab_copy_has_no_citation_roles(tmp_path, cites):
     assert sync_notebooks.main(["--lab", str(tmp_path)]) == 0
     left = {str(p): _cites_in(p) for p in tmp_path.rglob("*.ipynb") if _cites_in(p)}
     assert not left, left
-    # every key's text is there (chapter 2.1 cites Ahn et al. 2023), code cells unchanged
+    # every key's text is there (section 2.1 cites Ahn et al. 2023), code cells unchanged
     model = tmp_path / "linear" / "model.ipynb"
     nb = json.loads(model.read_text(encoding="utf-8"))
     src = json.loads((ROOT / "book" / "linear" / "model.ipynb").read_text(encoding="utf-8"))

@@ -1,9 +1,9 @@
-"""The name "Step 3" means one thing in the book: the step of chapter 3.1's sketch with the
+"""The name "Step 3" means one thing in the book: the step of section 3.1's sketch with the
 unproved assumption (issue 32).
 
 The sketch of section 2.2 ("Where the formulas come from") and the random-matrix
 appendix name their parts by content ("the random-matrix step", "the ridgeless limit"),
-so a numbered "Step N" in their text would be read as a step of chapter 3.1. Each part
+so a numbered "Step N" in their text would be read as a step of section 3.1. Each part
 has a label that other pages link to instead of a step number."""
 
 import json
