@@ -8,9 +8,10 @@ reference implementation in ``lib`` on a list of inputs::
     labs.check(my_coefficient, hermite.coefficients, cases, name="a_m by quadrature")
 
 The check prints its verdict: ``PASS: ...`` when every output agrees with the
-reference, one ``FAIL: ...`` line per case that disagrees (naming the output and the
-entry, or the exception the reader's function raised), or ``NOT ATTEMPTED: ...`` while
-the function is still a skeleton that returns ``None``.
+reference, ``FAIL: ...`` when a case disagrees (one verdict line, then a line per case
+that disagrees, naming the output and the entry, or the exception the reader's function
+raised), or ``NOT ATTEMPTED: ...`` while the function is still a skeleton that returns
+``None``.
 
 A function that merely calls the reference is not accepted, whatever it returns: when
 the reader's function is the reference, a ``functools.partial`` or wrapper of it, or
@@ -604,12 +605,13 @@ def check(
     reference raises on a case, the reader's function must raise an exception of the
     same type there.
 
-    The verdict is printed as one line:
+    The verdict is printed as one line (a ``FAIL`` of several cases lists them below it):
 
     - ``PASS: <name>: ...`` when every case agrees;
-    - ``FAIL: <name>: case k of n (<arguments>): ...``, one line for every case that
-      disagrees, naming the output and the entry, or the exception the reader's
-      function raised and the line that raised it;
+    - ``FAIL: <name>: case k of n (<arguments>): ...`` when one case disagrees, naming
+      the output and the entry, or the exception the reader's function raised and the
+      line that raised it; when several do, ``FAIL: <name>: m of n cases disagree with
+      the reference:`` and then one indented line ``case k of n (<arguments>): ...`` each;
     - ``NOT ATTEMPTED: <name>: ...`` when the reader's function returned ``None`` on
       every case (the skeleton of the student edition);
     - ``FAIL: <name>: not accepted: your function calls lib.<module>.<function>, the
@@ -703,7 +705,11 @@ def check(
 
     def verdict(status: str, text: str | list[str]) -> None:
         lines = [text] if isinstance(text, str) else text
-        message = "\n".join(f"{status}: {name}: {line}" for line in lines)
+        message = f"{status}: {name}: {lines[0]}"
+        if len(lines) > 1:  # one verdict, then its cases (a reader counts one FAIL)
+            message = f"{status}: {name}: {len(lines)} of {n} cases disagree with the reference:\n" + "\n".join(
+                f"    {line}" for line in lines
+            )
         print(message)
         _record(name, status, lines)
         if strict and status != "PASS":
@@ -763,7 +769,7 @@ def check(
         return
 
     worst = 0.0
-    failures = []  # one FAIL line per case that disagrees
+    failures = []  # a line per case that disagrees, under one FAIL
     for k, case, expected, ref_exc, got, exc in results:
         head = f"case {k} of {n} ({_describe_case(case)})"
         if ref_exc is not None:
