@@ -316,11 +316,61 @@ def equation_numbers(source: str, ids: dict) -> str:
     return _CODE_EQ_LABEL.sub(number, source)
 
 
+#: A book label in a code comment, bare or in parentheses: "prop-corner", "(td-ge-limit)".
+_COMMENT_LABEL = re.compile(r"(?<![\w.:/-])(?P<open>\()?(?P<label>[a-z]\w*(?:-\w+)+)(?(open)\))")
+
+
+def comment_labels(source: str, ids: dict) -> str:
+    """A code cell's source with each book label in its comments written as the HTML
+    book shows the target: "Proposition 3.3", "Fig. 3.4", "(4.4)" (an equation in
+    parentheses), "equation (4.4)" (a bare equation label), a section's number or title.
+
+    What a hidden check cell's first line says when JupyterLab shows the cell collapsed
+    ("# prop-corner: minimizer ..."), read by the number the reader knows. Only comments
+    change (Python's tokenizer finds them), and only words that are targets of the book
+    (``ids``: :func:`book_targets`); a cell the tokenizer cannot read is left as it is."""
+    import io  # noqa: PLC0415
+    import tokenize  # noqa: PLC0415
+
+    def shown(m: re.Match) -> str:
+        label, paren = m.group("label"), bool(m.group("open"))
+        equation = ids.get(target_id(ids, f"equation-{label}"), ("", ""))[1]
+        if equation:
+            return equation if paren else f"equation {equation}"
+        anchor = target_id(ids, label)
+        text = ids.get(anchor, ("", ""))[1]
+        secnum = ids.get(f"{make_student.SECTION_KEY}{anchor}", ("", ""))[1]
+        if secnum:
+            text = make_student.BookReferences.section(secnum)
+        elif text and not make_student._NUMBER.match(text):
+            text = f'"{text}"'
+        if not text:
+            return m.group(0)
+        return f"({text})" if paren else text
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return source
+    lines = source.splitlines(keepends=True)
+    for tok in reversed(tokens):  # from the end, so earlier positions stay valid
+        if tok.type != tokenize.COMMENT:
+            continue
+        (row, col), (_, end) = tok.start, tok.end
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + _COMMENT_LABEL.sub(shown, line[col:end]) + line[end:]
+    return "".join(lines)
+
+
 def lab_equation_numbers(nb: nbformat.NotebookNode, ids: dict) -> nbformat.NotebookNode:
-    """The notebook (changed in place) with :func:`equation_numbers` in its lab cells."""
+    """The notebook (changed in place) with :func:`equation_numbers` in its lab cells
+    and :func:`comment_labels` in every code cell."""
     for cell in nb.cells:
-        if cell.cell_type == "code" and set(cell.metadata.get("tags", [])) & set(LAB_TAGS):
+        if cell.cell_type != "code":
+            continue
+        if set(cell.metadata.get("tags", [])) & set(LAB_TAGS):
             cell.source = equation_numbers(cell.source, ids)
+        cell.source = comment_labels(cell.source, ids)
     return nb
 
 

@@ -37,7 +37,7 @@ makes the student edition from the same sources:
      with ``constraints.txt``);
    - a hidden cell after the setup cell calls ``labs.set_student_mode()``, so the
      notebook carries its edition: in any Jupyter the lab checks print their verdict
-     (``NOT ATTEMPTED``, one ``FAIL`` line per wrong case) and never stop Run All
+     (``NOT ATTEMPTED``, ``FAIL`` with its wrong cases) and never stop Run All
      (see :mod:`lib.teaching.labs`); the notebook's metadata ``lib_labs`` records the edition,
      the source notebook and the names of its labs (read by ``scripts/grade_labs.py``);
 
@@ -900,6 +900,8 @@ class BookReferences:
     def __init__(self, ids: dict, base: str | None = None, hidden: set[str] | frozenset[str] = frozenset()):
         self.ids, self.base, self.hidden = ids, base, hidden
         self.unresolved: list[str] = []
+        self.placed: set[tuple[str, str]] = set()  # (notebook, page) whose title was given
+        self.page = ""
 
     @classmethod
     def from_html(cls, html_dir: Path, base: str | None = None) -> BookReferences:
@@ -928,6 +930,15 @@ class BookReferences:
             return f"*{title}*" if title else page
         return f"{self.section(m.group('n'))}, *{m.group('title').strip()}*"
 
+    def place_in(self, docname: str, page: str) -> str:
+        """:meth:`place` the first time the notebook ``docname`` refers to ``page``; after
+        that only its number ("section 3.1"), so that a notebook citing one section
+        twenty times gives its title once."""
+        place = self.place(page)
+        if (docname, page) in self.placed and not place.startswith("*"):
+            return place.partition(", ")[0]
+        return place
+
     @staticmethod
     def names(text: str, place: str) -> bool:
         """Whether ``text`` names the chapter or section that ``place`` starts with
@@ -949,7 +960,9 @@ class BookReferences:
         first, _, rest = where.partition(", ")
         if named or self.names(before, where):
             return shown
-        if rest and self.names(shown, where):
+        if self.names(shown, where):
+            if not rest:
+                return shown
             where = rest
         return f"{shown} ({where})"
 
@@ -961,6 +974,15 @@ class BookReferences:
         return f"appendix {number}" if number.isalpha() else f"chapter {number}"
 
     def role(self, m: re.Match, docname: str, labels: set[str]) -> str:
+        """The text that replaces the reference ``m`` in the notebook ``docname``."""
+        self.page = ""  # the page _role refers to, if any
+        out = self._role(m, docname, labels)
+        place = self.place(self.page) if self.page else ""
+        if ", *" in place and place.partition(", ")[2] in out:
+            self.placed.add((docname, self.page))  # its title is given now
+        return out
+
+    def _role(self, m: re.Match, docname: str, labels: set[str]) -> str:
         name, text = m.group("name"), m.group("text")
         before = m.string[max(0, m.start() - 40) : m.start()]  # does the sentence name the place?
         follows = m.string[m.end() : m.end() + 40]  # "... of section 3.1", "... in {doc}`...`"
@@ -975,17 +997,19 @@ class BookReferences:
         if name == "doc":
             doc = re.sub(r"[^/]+/\.\./", "", (Path(docname).parent / target).as_posix())
             page, title = self.ids.get(f"doc:{doc}", ("", ""))
+            self.page = page
             if not page:
                 self.unresolved.append(f"{docname}: {m.group(0)}")
                 return shown or target
             if self.base:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
-            return self.after(shown, self.place(page), before, named) if shown else self.place(page)
+            return self.after(shown, self.place_in(docname, page), before, named) if shown else self.place(page)
         if target in labels:
             return m.group(0)  # jupyterlab-myst resolves it in the notebook
         anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
         page, book_text = self.ids.get(anchor, ("", ""))
+        self.page = page
         if not page:
             self.unresolved.append(f"{docname}: {m.group(0)}")
             return shown or target
@@ -999,11 +1023,11 @@ class BookReferences:
         here = page == f"{docname}.html"
         if heading:  # the section's title (italic), as the book's link shows it, and its number
             secnum = self.ids.get(f"{SECTION_KEY}{anchor}", ("", ""))[1]
-            where = self.section(secnum) if secnum else ("" if here else self.place(page))
+            where = self.section(secnum) if secnum else ("" if here else self.place_in(docname, page))
             where = f"on the page {where}" if where.startswith("*") else where
             text = shown or f"*{text}*"
             return self.after(text, where, before, named)
-        where = "" if here else self.place(page)
+        where = "" if here else self.place_in(docname, page)
         if shown:
             said = "" if book_text.lower() in shown.lower() else book_text  # no "Prop. 3.2 (Prop. 3.2"
             return self.after(shown, ", ".join(x for x in (said, where) if x), before, named)

@@ -297,3 +297,27 @@ def test_no_portable_link_shows_a_label(tmp_path):
         shown = set(re.findall(r"\[([^\]]*)\]\(", text))
         assert shown and not shown & labels, (edition, shown & labels)
         assert "[Steps with\n$v_{21}$ trained](" in text and "[A section](" in text
+
+
+def test_code_comments_name_targets_as_the_book_numbers_them():
+    """A hidden check cell's comments (its first line is what JupyterLab shows of it
+    collapsed) read "Proposition 3.3", not "prop-corner"; strings, code and words that are
+    no target of the book stay as they are (the control)."""
+    ids = {
+        "prop-corner": ("book/p.html", "Proposition 3.3"),
+        "fig-dev": ("book/p.html", "Fig. 3.8"),
+        "equation-td-ge-limit": ("book/p.html", "(5.7)"),
+        "sec-audit": ("book/p.html", "The audit"),
+        "secnum:sec-audit": ("book/p.html", "3.2.4"),
+    }
+    source = (
+        "# prop-corner: minimizer and split of (td-ge-limit), bars of fig-dev\n"
+        'x = f("prop-corner")  # td-ge-limit at kappa = inf; see sec-audit, not non-target\n'
+        "y = a - b  # a-b stays"
+    )
+    assert make_portable.comment_labels(source, ids) == (
+        "# Proposition 3.3: minimizer and split of (5.7), bars of Fig. 3.8\n"
+        'x = f("prop-corner")  # equation (5.7) at kappa = inf; see section 3.2.4, not non-target\n'
+        "y = a - b  # a-b stays"
+    )
+    assert make_portable.comment_labels("x = (  # unclosed\n", ids) == "x = (  # unclosed\n"
