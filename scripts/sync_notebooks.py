@@ -653,19 +653,25 @@ def plain_citations(source: str, cites: dict[str, tuple[str, str]]) -> str:
     return CITE_ROLE.sub(lambda m: cite_text(m.group("name"), m.group("keys"), cites), source)
 
 
-def stamp_lab_copy(folder: Path, version: str | None = None, bib: Path | None = None) -> list[Path]:
+def stamp_lab_copy(
+    folder: Path, version: str | None = None, bib: Path | None = None, html: Path | None = None
+) -> list[Path]:
     """Prepare the notebooks of a JupyterLab copy; return the notebooks changed.
 
     Every notebook under ``folder`` gets JupyterLab's notebook metadata, with the
     kernel's Python ``version`` (default: this interpreter's), and its markdown cells'
     citation roles become plain author-year text from ``bib`` (default: the book's
-    references.bib; :func:`plain_citations`). Only for a JupyterLab copy (``_build/lab``,
-    ``_build/lab-student``): the version is the machine's, and the book build needs the
-    roles."""
+    references.bib; :func:`plain_citations`). Given a built book (``html``, default
+    ``_build/html`` if it is there), the code comments name the book's targets by their
+    numbers (``make_portable.comment_labels``: a collapsed hidden cell shows its first
+    line). Only for a JupyterLab copy (``_build/lab``, ``_build/lab-student``): the
+    version is the machine's, and the book build needs the roles."""
     import make_portable  # noqa: PLC0415  (it imports this module)
 
     version = version or platform.python_version()
     cites = make_portable.cite_texts(bib or ROOT / "references.bib")
+    html = ROOT / "_build" / "html" if html is None else html
+    ids = make_portable.book_targets(html) if (html / "objects.inv").is_file() else {}
     changed = []
     for path in sorted(Path(folder).rglob("*.ipynb")):
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
@@ -676,6 +682,12 @@ def stamp_lab_copy(folder: Path, version: str | None = None, bib: Path | None = 
         meta["language_info"]["version"] = version
         cells_changed = False
         for cell in nb.get("cells", []):
+            if cell.get("cell_type") == "code" and ids:
+                source = _source_text(cell)
+                numbered = make_portable.comment_labels(source, ids)
+                if numbered != source:
+                    cell["source"] = _to_lines(numbered)
+                    cells_changed = True
             if cell.get("cell_type") != "markdown":
                 continue
             source = _source_text(cell)
