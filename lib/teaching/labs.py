@@ -8,10 +8,9 @@ reference implementation in ``lib`` on a list of inputs::
     labs.check(my_coefficient, hermite.coefficients, cases, name="a_m by quadrature")
 
 The check prints its verdict: ``PASS: ...`` when every output agrees with the
-reference, ``FAIL: ...`` when a case disagrees (one verdict line, then a line per case
-that disagrees, naming the output and the entry, or the exception the reader's function
-raised), or ``NOT ATTEMPTED: ...`` while the function is still a skeleton that returns
-``None``.
+reference, ``FAIL: ...`` and a line per case that disagrees (naming the output and the
+entry, or the exception the reader's function raised), or ``NOT ATTEMPTED: ...`` while
+the function is still a skeleton that returns ``None``.
 
 A function that merely calls the reference is not accepted, whatever it returns: when
 the reader's function is the reference, a ``functools.partial`` or wrapper of it, or
@@ -601,19 +600,17 @@ def check(
         |\mathrm{got} - \mathrm{expected}| \le \mathrm{atol}
         + \mathrm{rtol}\,|\mathrm{expected}|,
 
-    with NaN matching NaN and an infinity matching the same infinity. When the
-    reference raises on a case, the reader's function must raise an exception of the
-    same type there.
+    with NaN matching NaN and an infinity matching the same infinity. Where the reference
+    raises, the reader's function must raise an exception of the same type.
 
     The verdict is printed as one line (a ``FAIL`` of several cases lists them below it):
 
     - ``PASS: <name>: ...`` when every case agrees;
-    - ``FAIL: <name>: case k of n (<arguments>): ...`` when one case disagrees, naming
-      the output and the entry, or the exception the reader's function raised and the
-      line that raised it; when several do, ``FAIL: <name>: m of n cases disagree with
-      the reference:`` and then one indented line ``case k of n (<arguments>): ...`` each;
+    - ``FAIL: <name>: case k of n (<arguments>): ...`` (naming the output and the entry,
+      or the exception raised and its line); if m > 1 cases disagree, ``FAIL: <name>: m
+      of n cases disagree with the reference:`` and an indented ``case k ...`` line each;
     - ``NOT ATTEMPTED: <name>: ...`` when the reader's function returned ``None`` on
-      every case (the skeleton of the student edition);
+      every case (the student edition's skeleton);
     - ``FAIL: <name>: not accepted: your function calls lib.<module>.<function>, the
       function this lab asks you to write.``, before any case is run, when the reader's
       function delegates to a library function that ``reference_fn`` calls (it is that
@@ -705,11 +702,8 @@ def check(
 
     def verdict(status: str, text: str | list[str]) -> None:
         lines = [text] if isinstance(text, str) else text
-        message = f"{status}: {name}: {lines[0]}"
-        if len(lines) > 1:  # one verdict, then its cases (a reader counts one FAIL)
-            message = f"{status}: {name}: {len(lines)} of {n} cases disagree with the reference:\n" + "\n".join(
-                f"    {line}" for line in lines
-            )
+        many = f"{len(lines)} of {n} cases disagree with the reference:\n    " if len(lines) > 1 else ""
+        message = f"{status}: {name}: {many}" + "\n    ".join(lines)  # one verdict, its cases below
         print(message)
         _record(name, status, lines)
         if strict and status != "PASS":
