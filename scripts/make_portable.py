@@ -320,6 +320,10 @@ def equation_numbers(source: str, ids: dict) -> str:
 _COMMENT_LABEL = re.compile(r"(?<![\w.:/-])(?P<open>\()?(?P<label>[a-z]\w*(?:-\w+)+)(?(open)\))")
 
 
+#: The prefixes of the book's labels other than equations' (whose ids are "equation-...").
+_LABEL_PREFIX = re.compile(r"^(?:alg|app|conj|cor|def|ex|fig|lab|lem|prop|rem|sec|sol|tab|thm)-")
+
+
 def comment_labels(source: str, ids: dict) -> str:
     """A code cell's source with each book label in its comments written as the HTML
     book shows the target: "Proposition 3.3", "Fig. 3.4", "(4.4)" (an equation in
@@ -327,8 +331,9 @@ def comment_labels(source: str, ids: dict) -> str:
 
     What a hidden check cell's first line says when JupyterLab shows the cell collapsed
     ("# prop-corner: minimizer ..."), read by the number the reader knows. Only comments
-    change (Python's tokenizer finds them), and only words that are targets of the book
-    (``ids``: :func:`book_targets`); a cell the tokenizer cannot read is left as it is."""
+    change (Python's tokenizer finds them), and only words that are labels of the book's
+    targets (``ids``: :func:`book_targets`; a heading's slug is not changed); a cell the
+    tokenizer cannot read is left as it is."""
     import io  # noqa: PLC0415
     import tokenize  # noqa: PLC0415
 
@@ -337,6 +342,8 @@ def comment_labels(source: str, ids: dict) -> str:
         equation = ids.get(target_id(ids, f"equation-{label}"), ("", ""))[1]
         if equation:
             return equation if paren else f"equation {equation}"
+        if not _LABEL_PREFIX.match(label):  # a heading's slug ("finite-size") is no label
+            return m.group(0)
         anchor = target_id(ids, label)
         text = ids.get(anchor, ("", ""))[1]
         secnum = ids.get(f"{make_student.SECTION_KEY}{anchor}", ("", ""))[1]

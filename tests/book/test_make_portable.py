@@ -309,15 +309,16 @@ def test_code_comments_name_targets_as_the_book_numbers_them():
         "equation-td-ge-limit": ("book/p.html", "(5.7)"),
         "sec-audit": ("book/p.html", "The audit"),
         "secnum:sec-audit": ("book/p.html", "3.2.4"),
+        "finite-size": ("book/p.html", "Finite size"),  # a heading's slug, not a label
     }
     source = (
         "# prop-corner: minimizer and split of (td-ge-limit), bars of fig-dev\n"
         'x = f("prop-corner")  # td-ge-limit at kappa = inf; see sec-audit, not non-target\n'
-        "y = a - b  # a-b stays"
+        "y = a - b  # a-b stays, and the finite-size study"
     )
     assert make_portable.comment_labels(source, ids) == (
         "# Proposition 3.3: minimizer and split of (5.7), bars of Fig. 3.8\n"
         'x = f("prop-corner")  # equation (5.7) at kappa = inf; see section 3.2.4, not non-target\n'
-        "y = a - b  # a-b stays"
+        "y = a - b  # a-b stays, and the finite-size study"
     )
     assert make_portable.comment_labels("x = (  # unclosed\n", ids) == "x = (  # unclosed\n"
