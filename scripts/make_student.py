@@ -1004,7 +1004,11 @@ class BookReferences:
             if self.base:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
-            return self.after(shown, self.place_in(docname, page), before, named) if shown else self.place(page)
+            return (
+                self.after(shown, self.place_in(docname, page), before, named)
+                if shown
+                else self.place_in(docname, page)
+            )
         if target in labels:
             return m.group(0)  # jupyterlab-myst resolves it in the notebook
         anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
