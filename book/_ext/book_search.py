@@ -13,7 +13,8 @@ This extension, after the HTML is written,
   the source of its code cells, where each of its sections starts and ends in that
   text, and where its parts that are not prose (headings, code outputs, literal blocks,
   API signatures) are;
-- rewrites the titles in ``searchindex.js`` the same way;
+- rewrites the titles in ``searchindex.js`` the same way, and adds to its terms each
+  accented term without its accents (a query typed without them finds the page);
 
 and on every page sets the ``<title>`` (the tab's title) with formulas as text. The
 script ``book/_static/book-search.js`` (added to every page, active on the search page
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import tex_text
 from bs4 import BeautifulSoup, NavigableString, Tag
+from sphinx.search.en import SearchEnglish
 
 TEXT_FILE = "book-search-text.js"
 _TEX_COMMAND = re.compile(r"\\[A-Za-z]{2,}")
@@ -191,6 +193,9 @@ def write_search_text(app, exception):
         return
     index = json.loads(raw[len(prefix) : raw.rstrip().rfind(suffix)])
     index["titles"] = [tex_text.plain_title(t) for t in index["titles"]]
+    stem = SearchEnglish({}).stem  # the book's language (the query's stemmer in JS)
+    for key in ("terms", "titleterms"):
+        index[key] = with_folded_terms(index.get(key) or {}, stem)
     if "alltitles" in index:
         index["alltitles"] = {
             tex_text.plain_title(title): where
@@ -211,6 +216,33 @@ def write_search_text(app, exception):
     (out / "_static" / TEXT_FILE).write_text(
         "window.BOOK_SEARCH_TEXT = " + data + ";\n", encoding="utf-8"
     )
+
+
+def fold_accents(word: str) -> str:
+    """``word`` without its accents, "raventó" -> "ravento" (NFD, no combining mark)."""
+    return "".join(
+        c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c)
+    )
+
+
+def _pages(where) -> set[int]:
+    return {where} if isinstance(where, int) else set(where)
+
+
+def with_folded_terms(terms: dict, stem=lambda word: word) -> dict:
+    """The index's terms, and each accented term also without its accents (as it is and
+    as ``stem`` stems it: "péché" -> "peche", "pech"), on the same pages: a reader who
+    types "Akyurek" or "Peche" finds the pages that cite Akyürek or Péché (Sphinx's
+    search stems the query and matches the stem exactly)."""
+    out = dict(terms)
+    for term, where in terms.items():
+        folded = fold_accents(term)
+        if folded == term or not folded:
+            continue
+        for alias in {folded, stem(folded)}:
+            pages = _pages(where) | _pages(out.get(alias, []))
+            out[alias] = sorted(pages) if len(pages) > 1 else next(iter(pages))
+    return out
 
 
 def setup(app):

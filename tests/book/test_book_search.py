@@ -160,3 +160,15 @@ def test_search_snippets_show_the_query_words(query):
         assert not _console_errors(driver)
     finally:
         session.close()
+
+
+def test_accented_terms_are_also_indexed_without_accents():
+    # the front-end pass typed "Raventos" and "Akyurek" and found nothing: Sphinx's search
+    # matches a query's stem exactly, and the index held only the accented stems
+    terms = {"raventó": [3, 5], "akyürek": 4, "ravento": 7, "péché": 1, "plain": 2}
+    out = book_search.with_folded_terms(terms, stem=lambda w: w[:-1] if w == "peche" else w)
+    assert out["raventó"] == [3, 5] and out["akyürek"] == 4 and out["plain"] == 2  # kept
+    assert out["akyurek"] == 4 and out["ravento"] == [3, 5, 7]  # merged with its pages
+    assert out["peche"] == out["pech"] == 1  # as typed, and as the query's stemmer stems it
+    assert set(out) == {*terms, "akyurek", "peche", "pech"}  # the control: no other term
+    assert book_search.fold_accents("Zdeborová Péché Szegő") == "Zdeborova Peche Szego"
