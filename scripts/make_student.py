@@ -964,6 +964,9 @@ class BookReferences:
             if not rest:
                 return shown
             where = rest
+        prose = re.sub(r"\$[^$]*\$", "", before)  # a formula's brackets are not the sentence's
+        if prose.count("(") > prose.count(")"):  # inside brackets: no brackets within them
+            return f"{shown}, {where}"
         return f"{shown} ({where})"
 
     @staticmethod
@@ -973,19 +976,38 @@ class BookReferences:
             return f"section {number}"
         return f"appendix {number}" if number.isalpha() else f"chapter {number}"
 
-    def role(self, m: re.Match, docname: str, labels: set[str]) -> str:
-        """The text that replaces the reference ``m`` in the notebook ``docname``."""
+    def role(self, m: re.Match, docname: str, labels: set[str], before: str | None = None) -> str:
+        """The text that replaces the reference ``m`` in the notebook ``docname``;
+        ``before``: the paragraph's text before it, as handed out (default: the 40
+        characters of the source before it)."""
         self.page = ""  # the page _role refers to, if any
-        out = self._role(m, docname, labels)
+        if before is None:
+            before = m.string[max(0, m.start() - 40) : m.start()]
+        out = self._role(m, docname, labels, before)
         place = self.place(self.page) if self.page else ""
         if ", *" in place and place.partition(", ")[2] in out:
             self.placed.add((docname, self.page))  # its title is given now
         return out
 
-    def _role(self, m: re.Match, docname: str, labels: set[str]) -> str:
+    def named_after(self, follows: str, docname: str, page: str) -> bool:
+        """Whether the words after a reference, up to the end of its clause, name its
+        page's place ("..., chapter 5; not needed now"), or a {doc} reference to its page
+        follows at once ("... ({doc}`../hermite/basics`)")."""
+        clause = re.split(r"[.;:!?](?:\s|$)|\)", follows, maxsplit=1)[0]
+        if page and self.names(clause, self.place(page)):
+            return True
+        role = re.match(r"\s*\(?\{doc\}`(?P<text>[^`]*)`", follows)  # "(1.8) ({doc}`...`)"
+        if role:
+            explicit = _EXPLICIT_TEXT.match(role.group("text"))
+            target = explicit.group("target").strip() if explicit else role.group("text").strip()
+            doc = re.sub(r"[^/]+/\.\./", "", (Path(docname).parent / target).as_posix())
+            if page and self.ids.get(f"doc:{doc}", ("", ""))[0] == page:
+                return True
+        return False
+
+    def _role(self, m: re.Match, docname: str, labels: set[str], before: str) -> str:
         name, text = m.group("name"), m.group("text")
-        before = m.string[max(0, m.start() - 40) : m.start()]  # does the sentence name the place?
-        follows = m.string[m.end() : m.end() + 40]  # "... of section 3.1", "... in {doc}`...`"
+        follows = m.string[m.end() : m.end() + 60]  # "... of section 3.1", "... in {doc}`...`"
         named = bool(re.match(r"\s+(?:of|in)\s+(?:\{doc\}|(?:chapter|section|appendix)\s)", follows, re.I))
         explicit = _EXPLICIT_TEXT.match(text)
         shown, target = (
@@ -1004,16 +1026,16 @@ class BookReferences:
             if self.base:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
-            return (
-                self.after(shown, self.place_in(docname, page), before, named)
-                if shown
-                else self.place_in(docname, page)
-            )
+            if shown:
+                return self.after(shown, self.place_in(docname, page), before, named)
+            place = self.place_in(docname, page)
+            return place.partition(", ")[0] if self.names(before, place) else place
         if target in labels:
             return m.group(0)  # jupyterlab-myst resolves it in the notebook
         anchor = self.target_id(f"equation-{target}" if name == "eq" else target)
         page, book_text = self.ids.get(anchor, ("", ""))
         self.page = page
+        named = named or self.named_after(follows, docname, page)
         if not page:
             self.unresolved.append(f"{docname}: {m.group(0)}")
             return shown or target
@@ -1037,15 +1059,21 @@ class BookReferences:
             return self.after(shown, ", ".join(x for x in (said, where) if x), before, named)
         if name == "eq":  # "(2.14) of section 2.2": an equation is read in a sentence
             where = where.split(",")[0]
-            if m.string.startswith(" of ", m.end()) or self.names(before, where):  # named already
+            if named or m.string.startswith(" of ", m.end()) or self.names(before, where):  # named already
                 return text
             return f"{text} of {where}" if where else text
         return self.after(text, where, before, named)
 
     def markdown(self, source: str, docname: str, labels: set[str]) -> str:
         """One markdown cell: references resolved, numbered directives given the book's numbers."""
-        source = XREF_ROLE.sub(lambda m: self.role(m, docname, labels), source)
-        return self.enumerators(source)
+        out, at = [], 0
+        for m in XREF_ROLE.finditer(source):  # each reference sees its paragraph so far
+            out.append(source[at : m.start()])
+            paragraph = "".join(out).rsplit("\n\n", 1)[-1]
+            out.append(self.role(m, docname, labels, paragraph))
+            at = m.end()
+        out.append(source[at:])
+        return self.enumerators("".join(out))
 
     def enumerators(self, source: str) -> str:
         """The cell with each numbered directive's ``:enumerator:`` (the book's number),

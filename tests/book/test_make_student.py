@@ -677,8 +677,8 @@ def test_handed_out_references_are_the_books_numbers():
     text = "\n".join(c.source for c in out.cells if c.cell_type == "markdown")
     # outside the notebook: the book's text and where it is, no role left
     assert (
-        "See Theorem 2.1 (section 2.2, *Learning curves*), (2.13) of section 2.2, "
-        "*The ridgeless limit at $\\kappa = \\infty$* (section 2.2.3), that limit (section 2.2.3),\n"
+        "See Theorem 2.1 (section 2.2, *Learning curves*), (2.13), "  # a place once a paragraph
+        "*The ridgeless limit at $\\kappa = \\infty$* (section 2.2.3), that limit,\n"
         "section 2.2, ICL error and, here," in text  # its title was given already
     )
     # inside: the roles stay (jupyterlab-myst resolves them) ...
@@ -792,7 +792,7 @@ def test_handed_out_references_do_not_repeat_the_place_their_text_names():
         "The quadratic (2.13) of section 2.2 (*Learning curves*).",
         "So Theorem 2.1 of section 2.2 (*Learning curves*) says, and Theorem 2.1 in section 2.2.",
         # the control: a text that does not name the place keeps it
-        "Use Theorem 2.1 (section 2.2, *Learning curves*) and the curves (section 2.2).",
+        "Use Theorem 2.1 (section 2.2, *Learning curves*) and the curves.",  # given once
     ]
 
 
@@ -810,8 +810,33 @@ def test_handed_out_references_give_a_page_title_once_per_notebook():
     first = [c.source for c in make_student.handout_notebook(nb, {}, refs, "book/ch3/here").cells]
     assert first == [
         "By Theorem 2.1 (section 2.2, *Learning curves*).",
-        "Again Theorem 2.1 (section 2.2), and the curves (section 2.2).",
+        "Again Theorem 2.1 (section 2.2), and the curves.",
         "As section 2.2 says.",
     ]
     other = make_student.handout_notebook(nb, {}, refs, "book/ch3/there").cells[0].source
     assert other == "By Theorem 2.1 (section 2.2, *Learning curves*)."
+
+
+def test_handed_out_references_give_a_place_once_a_paragraph():
+    """The fourth front-end pass's cases: the words after a reference name its place
+    (", section 2.2;"), a {doc} reference to its page follows at once, the paragraph has
+    named it already, or the reference sits in brackets (no brackets within brackets).
+    The control: a new paragraph gives the place again."""
+    refs = make_student.BookReferences(TARGETS)
+    cells = [
+        "As before ({prf:ref}`thm-other`, section 2.2; not needed now).",
+        "The quadratic {eq}`eq-M-other` ({doc}`../ch2/other`).",
+        "By {prf:ref}`thm-other`, whose curves {doc}`../ch2/other` checks, and {eq}`eq-M-other`.",
+        "A remark (on {prf:ref}`thm-other`).\n\nAgain {prf:ref}`thm-other`.",
+    ]
+    out = []
+    for i, cell in enumerate(cells):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(cell)]
+        out.append(make_student.handout_notebook(nb, {}, refs, f"book/ch3/para{i}").cells[0].source)
+    assert out == [
+        "As before (Theorem 2.1, section 2.2; not needed now).",
+        "The quadratic (2.13) (section 2.2, *Learning curves*).",
+        "By Theorem 2.1 (section 2.2, *Learning curves*), whose curves section 2.2 checks, and (2.13).",
+        "A remark (on Theorem 2.1, section 2.2, *Learning curves*).\n\nAgain Theorem 2.1 (section 2.2).",
+    ]
