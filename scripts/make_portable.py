@@ -324,14 +324,15 @@ _COMMENT_LABEL = re.compile(r"(?<![\w.:/-])(?P<open>\()?(?P<label>[a-z]\w*(?:-\w
 _LABEL_PREFIX = re.compile(r"^(?:alg|app|conj|cor|def|ex|fig|lab|lem|prop|rem|sec|sol|tab|thm)-")
 
 
-def comment_labels(source: str, ids: dict) -> str:
+def comment_labels(source: str, ids: dict, strings: bool = False) -> str:
     """A code cell's source with each book label in its comments written as the HTML
     book shows the target: "Proposition 3.3", "Fig. 3.4", "(4.4)" (an equation in
     parentheses), "equation (4.4)" (a bare equation label), a section's number or title.
 
     What a hidden check cell's first line says when JupyterLab shows the cell collapsed
     ("# prop-corner: minimizer ..."), read by the number the reader knows. Only comments
-    change (Python's tokenizer finds them), and only words that are labels of the book's
+    change (Python's tokenizer finds them), and with ``strings`` the string literals too
+    (a hidden check cell's claims, whose messages a failing check shows), and only words that are labels of the book's
     targets (``ids``: :func:`book_targets`; a heading's slug is not changed); a cell the
     tokenizer cannot read is left as it is."""
     import io  # noqa: PLC0415
@@ -361,9 +362,11 @@ def comment_labels(source: str, ids: dict) -> str:
         return source
     lines = source.splitlines(keepends=True)
     for tok in reversed(tokens):  # from the end, so earlier positions stay valid
-        if tok.type != tokenize.COMMENT:
+        if tok.type != tokenize.COMMENT and not (strings and tok.type == tokenize.STRING):
             continue
-        (row, col), (_, end) = tok.start, tok.end
+        (row, col), (end_row, end) = tok.start, tok.end
+        if end_row != row:  # a string over several lines: the labels of its first line
+            end = len(lines[row - 1])
         line = lines[row - 1]
         lines[row - 1] = line[:col] + _COMMENT_LABEL.sub(shown, line[col:end]) + line[end:]
     return "".join(lines)
@@ -371,13 +374,14 @@ def comment_labels(source: str, ids: dict) -> str:
 
 def lab_equation_numbers(nb: nbformat.NotebookNode, ids: dict) -> nbformat.NotebookNode:
     """The notebook (changed in place) with :func:`equation_numbers` in its lab cells
-    and :func:`comment_labels` in every code cell."""
+    and :func:`comment_labels` in every code cell (also in the strings of hidden ones)."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        if set(cell.metadata.get("tags", [])) & set(LAB_TAGS):
+        tags = set(cell.metadata.get("tags", []))
+        if tags & set(LAB_TAGS):
             cell.source = equation_numbers(cell.source, ids)
-        cell.source = comment_labels(cell.source, ids)
+        cell.source = comment_labels(cell.source, ids, strings="remove-input" in tags)
     return nb
 
 

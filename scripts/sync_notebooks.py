@@ -684,7 +684,8 @@ def stamp_lab_copy(
         for cell in nb.get("cells", []):
             if cell.get("cell_type") == "code" and ids:
                 source = _source_text(cell)
-                numbered = make_portable.comment_labels(source, ids)
+                hidden = "remove-input" in (cell.get("metadata") or {}).get("tags", [])
+                numbered = make_portable.comment_labels(source, ids, strings=hidden)
                 if numbered != source:
                     cell["source"] = _to_lines(numbered)
                     cells_changed = True

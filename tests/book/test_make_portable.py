@@ -322,3 +322,8 @@ def test_code_comments_name_targets_as_the_book_numbers_them():
         "y = a - b  # a-b stays, and the finite-size study"
     )
     assert make_portable.comment_labels("x = (  # unclosed\n", ids) == "x = (  # unclosed\n"
+    # a hidden check cell's claim messages too (strings=True), not other code
+    check = 'claims.claim(ok, f"{t}: (td-ge-limit) holds")  # see fig-dev\nf(a-b)'
+    assert make_portable.comment_labels(check, ids, strings=True) == (
+        'claims.claim(ok, f"{t}: (5.7) holds")  # see Fig. 3.8\nf(a-b)'
+    )
