@@ -948,7 +948,7 @@ class BookReferences:
             re.search(rf"\b(?:chapter|section|appendix|ch\.)\s+{re.escape(number)}(?![\w.]*\d)", text, re.I)
         )
 
-    def after(self, shown: str, where: str, before: str = "", named: bool = False) -> str:
+    def after(self, shown: str, where: str, before: str = "", named: bool = False, follows: str = "") -> str:
         """``shown`` followed by ``(where)``, without repeating a place already named.
 
         "section 3.2" with "section 3.2, *Testing ...*" gives "section 3.2 (*Testing ...*)",
@@ -965,8 +965,8 @@ class BookReferences:
                 return shown
             where = rest
         prose = re.sub(r"\$[^$]*\$", "", before)  # a formula's brackets are not the sentence's
-        if prose.count("(") > prose.count(")"):  # inside brackets: no brackets within them
-            return f"{shown}, {where}"
+        if prose.count("(") > prose.count(")") or re.match(r"\s*\(", follows):
+            return f"{shown}, {where}"  # no brackets within brackets, nor two side by side
         return f"{shown} ({where})"
 
     @staticmethod
@@ -991,13 +991,13 @@ class BookReferences:
 
     def named_after(self, follows: str, docname: str, page: str) -> bool:
         """Whether the words after a reference, up to the end of its clause, name its
-        page's place ("..., chapter 5; not needed now"), or a {doc} reference to its page
-        follows at once ("... ({doc}`../hermite/basics`)")."""
+        page's place ("..., chapter 5; not needed now") or hold a {doc} reference to its
+        page, which gives the place ("... ({doc}`../hermite/basics`)", "... and
+        {prf:ref}`thm-ridge-idg` in {doc}`../linear/learning_curves`")."""
         clause = re.split(r"[.;:!?](?:\s|$)|\)", follows, maxsplit=1)[0]
         if page and self.names(clause, self.place(page)):
             return True
-        role = re.match(r"\s*\(?\{doc\}`(?P<text>[^`]*)`", follows)  # "(1.8) ({doc}`...`)"
-        if role:
+        for role in re.finditer(r"\{doc\}`(?P<text>[^`]*)`", clause):  # it will give the place
             explicit = _EXPLICIT_TEXT.match(role.group("text"))
             target = explicit.group("target").strip() if explicit else role.group("text").strip()
             doc = re.sub(r"[^/]+/\.\./", "", (Path(docname).parent / target).as_posix())
@@ -1007,7 +1007,7 @@ class BookReferences:
 
     def _role(self, m: re.Match, docname: str, labels: set[str], before: str) -> str:
         name, text = m.group("name"), m.group("text")
-        follows = m.string[m.end() : m.end() + 60]  # "... of section 3.1", "... in {doc}`...`"
+        follows = m.string[m.end() : m.end() + 160]  # "... of section 3.1", "... in {doc}`...`"
         named = bool(re.match(r"\s+(?:of|in)\s+(?:\{doc\}|(?:chapter|section|appendix)\s)", follows, re.I))
         explicit = _EXPLICIT_TEXT.match(text)
         shown, target = (
@@ -1027,7 +1027,7 @@ class BookReferences:
                 untitled = _NUMBERED_TITLE.match(title)
                 return f"[{shown or (untitled.group('title') if untitled else title)}]({self.base}{page})"
             if shown:
-                return self.after(shown, self.place_in(docname, page), before, named)
+                return self.after(shown, self.place_in(docname, page), before, named, follows)
             place = self.place_in(docname, page)
             return place.partition(", ")[0] if self.names(before, place) else place
         if target in labels:
@@ -1052,17 +1052,17 @@ class BookReferences:
             where = self.section(secnum) if secnum else ("" if here else self.place_in(docname, page))
             where = f"on the page {where}" if where.startswith("*") else where
             text = shown or f"*{text}*"
-            return self.after(text, where, before, named)
+            return self.after(text, where, before, named, follows)
         where = "" if here else self.place_in(docname, page)
         if shown:
             said = "" if book_text.lower() in shown.lower() else book_text  # no "Prop. 3.2 (Prop. 3.2"
-            return self.after(shown, ", ".join(x for x in (said, where) if x), before, named)
+            return self.after(shown, ", ".join(x for x in (said, where) if x), before, named, follows)
         if name == "eq":  # "(2.14) of section 2.2": an equation is read in a sentence
             where = where.split(",")[0]
             if named or m.string.startswith(" of ", m.end()) or self.names(before, where):  # named already
                 return text
             return f"{text} of {where}" if where else text
-        return self.after(text, where, before, named)
+        return self.after(text, where, before, named, follows)
 
     def markdown(self, source: str, docname: str, labels: set[str]) -> str:
         """One markdown cell: references resolved, numbered directives given the book's numbers."""
