@@ -42,10 +42,19 @@ var bookSnippet = (function () {
   }
   // the first place where one of the words starts a word of the text, outside the
   // ranges ``skip`` if there is one there: {at, length}, or null
+  // the text without accents, one character for one ("Raventós" -> "Raventos"), so a
+  // word typed without them finds the place, at the same index
+  function fold(text) {
+    return Array.from(text).map(function (c) {
+      var f = c.normalize("NFD").replace(/\p{M}/gu, "");
+      return f.length === c.length ? f : c;
+    }).join("");
+  }
   function firstMatch(text, list, skip) {
-    var lower = text.toLowerCase();
+    var lower = fold(text.toLowerCase());
     var best = null, bestOut = null;
     list.forEach(function (w) {
+      w = fold(w);
       var at = lower.indexOf(w);
       while (at > -1) {
         if (at === 0 || !LETTER.test(lower.charAt(at - 1))) {

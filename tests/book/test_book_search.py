@@ -100,6 +100,11 @@ def test_snippet_is_prose_around_the_first_match():
     assert stems.startswith("...The effective noise"), stems
     noisy = _node(f"S.summary({pad} + 'The noisy data.' + {tail}, ['noise'], [], ['nois'])")
     assert noisy.startswith("...The noisy data."), noisy
+    # a name typed without its accents finds the accented place, and with them too
+    acc = f"{pad} + 'As Raventós et al. show, it holds.' + {tail}"
+    for typed in ("raventos", "raventós"):
+        got = _node(f"S.summary({acc}, ['{typed}'], [])")
+        assert got.startswith("...As Raventós et al. show"), (typed, got)
     # no match: the text's start, never empty
     assert _node("S.summary('Some prose here.', ['absent'], [])") == "Some prose here."
     # only a heading matches: the heading, rather than nothing
