@@ -767,12 +767,22 @@ def test_handed_out_citations_decode_latex_accents(tmp_path):
     assert text == "As Raventós and Paul (2023) and (Akyürek, 2023) show."
 
 
+def _each_handed_out_alone(cells: list[str], refs) -> list[str]:
+    """Each markdown cell handed out in a notebook of its own (a page's title is given
+    once per notebook), as its text."""
+    out = []
+    for i, cell in enumerate(cells):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(cell)]
+        out.append(make_student.handout_notebook(nb, {}, refs, f"book/ch3/alone{i}").cells[0].source)
+    return out
+
+
 def test_handed_out_references_do_not_repeat_the_place_their_text_names():
     """A reference whose own text, or the words just before it, name its section gets
     no second mention of it (the front-end passes found "section 3.2 (section 3.2,
     *Testing ...*)" and "in chapter 5 (Proposition 5.3 (chapter 5, ...))")."""
     refs = make_student.BookReferences(TARGETS)
-    nb = nbformat.v4.new_notebook()
     cells = [
         "Read {doc}`section 2.2 <../ch2/other>` first.",
         "Read {doc}`Chapter 2.2 <../ch2/other>` first.",
@@ -781,10 +791,7 @@ def test_handed_out_references_do_not_repeat_the_place_their_text_names():
         "So {prf:ref}`thm-other` of {doc}`section 2.2 <../ch2/other>` says, and {prf:ref}`thm-other` in section 2.2.",
         "Use {prf:ref}`Theorem 2.1 <thm-other>` and {doc}`the curves <../ch2/other>`.",
     ]
-    out = []
-    for i, cell in enumerate(cells):  # each in a notebook of its own (the title is given once per notebook)
-        nb.cells = [nbformat.v4.new_markdown_cell(cell)]
-        out.append(make_student.handout_notebook(nb, {}, refs, f"book/ch3/here{i}").cells[0].source)
+    out = _each_handed_out_alone(cells, refs)
     assert out == [
         "Read section 2.2 (*Learning curves*) first.",
         "Read Chapter 2.2 (*Learning curves*) first.",
@@ -830,11 +837,7 @@ def test_handed_out_references_give_a_place_once_a_paragraph():
         "A remark (on {prf:ref}`thm-other`).\n\nAgain {prf:ref}`thm-other`.",
         "As {prf:ref}`thm-other` (after rescaling) shows.",
     ]
-    out = []
-    for i, cell in enumerate(cells):
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_markdown_cell(cell)]
-        out.append(make_student.handout_notebook(nb, {}, refs, f"book/ch3/para{i}").cells[0].source)
+    out = _each_handed_out_alone(cells, refs)
     assert out == [
         "As before (Theorem 2.1, section 2.2; not needed now).",
         "The quadratic (2.13) (section 2.2, *Learning curves*).",
