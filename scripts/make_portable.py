@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import argparse
 import html
+import io
 import re
 import shutil
 import sys
+import tokenize
 import unicodedata
 from pathlib import Path
 
@@ -332,11 +334,9 @@ def comment_labels(source: str, ids: dict, strings: bool = False) -> str:
     What a hidden check cell's first line says when JupyterLab shows the cell collapsed
     ("# prop-corner: minimizer ..."), read by the number the reader knows. Only comments
     change (Python's tokenizer finds them), and with ``strings`` the string literals too
-    (a hidden check cell's claims, whose messages a failing check shows), and only words that are labels of the book's
-    targets (``ids``: :func:`book_targets`; a heading's slug is not changed); a cell the
-    tokenizer cannot read is left as it is."""
-    import io  # noqa: PLC0415
-    import tokenize  # noqa: PLC0415
+    (a hidden check cell's claims, whose messages a failing check shows); only words
+    that are labels of the book's targets change (``ids``: :func:`book_targets`; a
+    heading's slug does not); a cell the tokenizer cannot read is left as it is."""
 
     def shown(m: re.Match) -> str:
         label, paren = m.group("label"), bool(m.group("open"))
